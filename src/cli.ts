@@ -1,0 +1,43 @@
+#!/usr/bin/env node
+/**
+ * The command line. Each command group lives in `src/cli/`; this file only assembles them and
+ * turns errors into exit codes: 0 success, 1 a typed failure (`CODE: message` on stderr),
+ * 2 a usage error (unknown command, missing or invalid option).
+ */
+import { Command, CommanderError } from 'commander';
+import { registerEnvelopes } from './cli/envelopes.js';
+import { registerKeys } from './cli/keys.js';
+import { isAgentError } from './errors.js';
+import { VERSION } from './version.js';
+
+export function buildProgram(): Command {
+  const program = new Command('printer-agent')
+    .description('Store print agent: signed MQTT print instructions to ESC/POS receipt printers')
+    .version(VERSION, '-V, --version', 'print the version')
+    .showHelpAfterError('(run with --help for usage)')
+    // Subcommands inherit this; main() maps commander's exits to our exit codes.
+    .exitOverride();
+  registerKeys(program);
+  registerEnvelopes(program);
+  return program;
+}
+
+export async function main(argv: readonly string[]): Promise<number> {
+  try {
+    await buildProgram().parseAsync([...argv], { from: 'user' });
+    return 0;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // --help and --version end through here with exit code 0.
+      return error.exitCode === 0 ? 0 : 2;
+    }
+    if (isAgentError(error)) {
+      process.stderr.write(`${error.code}: ${error.message}\n`);
+      return 1;
+    }
+    process.stderr.write(`INTERNAL: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    return 1;
+  }
+}
+
+process.exitCode = await main(process.argv.slice(2));

@@ -1,0 +1,25 @@
+/** Option parsers for commander that reject bad values with a message naming the option. */
+import { InvalidArgumentError } from 'commander';
+import { SIGNATURE_SCHEMES, type SignatureScheme } from '../protocol/signing.js';
+import { PARAM_KINDS, type ParamKind } from '../protocol/param-schemas.js';
+
+export function parseIntOption(name: string) {
+  return (value: string): number => {
+    if (!/^\d+$/.test(value)) throw new InvalidArgumentError(`${name} must be a whole number`);
+    return Number(value);
+  };
+}
+
+export function parseScheme(value: string): SignatureScheme {
+  if (!(SIGNATURE_SCHEMES as readonly string[]).includes(value)) {
+    throw new InvalidArgumentError(`must be one of ${SIGNATURE_SCHEMES.join(', ')}`);
+  }
+  return value as SignatureScheme;
+}
+
+export function parseParamKind(value: string): ParamKind {
+  if (!(PARAM_KINDS as readonly string[]).includes(value)) {
+    throw new InvalidArgumentError(`must be one of ${PARAM_KINDS.join(', ')}`);
+  }
+  return value as ParamKind;
+}

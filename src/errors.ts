@@ -1,0 +1,59 @@
+/**
+ * The error-code catalogue. Every error that crosses a room boundary carries one of these codes,
+ * so callers branch on `code` and `retryable`, never on message text. The same codes appear in
+ * job events (`reason.code`, print-protocol §6) and are listed in the README.
+ *
+ * Messages must never contain secrets (storeKey, private keys, passwords): they end up in logs,
+ * job events and CLI output.
+ */
+export const ERROR_CODES = {
+  // Opening an envelope (print-protocol §3, order-api 2.1).
+  TOO_LARGE: { retryable: false, summary: 'message body exceeds the size limit' },
+  ENVELOPE_INVALID: { retryable: false, summary: 'body is not a valid request envelope' },
+  SIGNATURE_INVALID: { retryable: false, summary: 'signature does not verify over param' },
+  IDENTITY_MISMATCH: { retryable: false, summary: 'appId or storeKey is not the expected one' },
+  PARAM_NOT_JSON: { retryable: false, summary: 'param is not a JSON object string' },
+  PARAM_INVALID: { retryable: false, summary: 'param breaks a rule of the schema' },
+  // Keys.
+  KEY_FILE_MISSING: { retryable: false, summary: 'key file cannot be read' },
+  KEY_INVALID: { retryable: false, summary: 'key is not a usable RSA key in PEM form' },
+  KEY_TOO_SHORT: { retryable: false, summary: 'RSA key shorter than 2048 bits' },
+  // Command line and input files.
+  INPUT_INVALID: { retryable: false, summary: 'a command-line argument or input file is invalid' },
+} as const satisfies Record<string, { retryable: boolean; summary: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** One rule broken by one field, e.g. `{ path: 'order.productInfo[3].quantity', message: 'must be between 1 and 1000' }`. */
+export interface FieldIssue {
+  path: string;
+  message: string;
+}
+
+export class AgentError extends Error {
+  readonly code: ErrorCode;
+  readonly retryable: boolean;
+  /** Field-level details for validation errors; empty otherwise. */
+  readonly issues: readonly FieldIssue[];
+
+  constructor(
+    code: ErrorCode,
+    message: string,
+    options: { issues?: readonly FieldIssue[]; cause?: unknown; retryable?: boolean } = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'AgentError';
+    this.code = code;
+    this.retryable = options.retryable ?? ERROR_CODES[code].retryable;
+    this.issues = options.issues ?? [];
+  }
+
+  /** The `reason` object of a job event (print-protocol §6). */
+  toReason(): { code: ErrorCode; message: string } {
+    return { code: this.code, message: this.message };
+  }
+}
+
+export function isAgentError(value: unknown): value is AgentError {
+  return value instanceof AgentError;
+}

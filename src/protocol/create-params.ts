@@ -1,0 +1,140 @@
+/**
+ * The create parameters (order-api 2.9) with every limit of 2.9 and §8 and the conditional rules
+ * of 4.2. The same schema validates the HTTP create request of the reference order service and
+ * the `order` of every print instruction the agent receives (print-protocol §4).
+ *
+ * Tolerated on purpose, because the spec's own samples do it:
+ * - `paymentWay`, `transactionFeeType` and `discountType` as a number or as a numeric string;
+ * - the undocumented `paymentTransaction` field (kept, never interpreted);
+ * - `null` for any optional field, meaning "not given" (Java clients serialize absent fields so);
+ * - an empty `pickUpNum`, which 4.2 rule 5 defines as "let the service generate it".
+ */
+import { z } from 'zod';
+import {
+  CREATE_DISCOUNT_TYPE,
+  DISCOUNT_PWD,
+  DISCOUNT_SC,
+  ORDER_TYPE,
+  ORDER_TYPE_TAKEOUT,
+  PAYMENT_WAY,
+  PAYMENT_WAY_ONLINE,
+  PROMO_DISCOUNT_TYPE,
+  TRANSACTION_FEE_TYPE,
+} from './codes.js';
+import { timestamp } from './time.js';
+import { cents, code, int, text } from './validation.js';
+
+/** Limits of order-api 2.9 and §8, named so tests and generators use the same numbers. */
+export const CREATE_LIMITS = {
+  productInfo: { min: 1, max: 50 },
+  productName: { min: 1, max: 50 },
+  productPrice: { min: 0, max: 1_000_000 },
+  productQuantity: { min: 1, max: 1000 },
+  fee: { min: 0, max: 10_000_000 },
+  amount: { min: 0, max: 100_000_000 },
+  pickUpNum: { min: 1, max: 50 },
+  userName: { min: 1, max: 100 },
+  userPhone: { min: 1, max: 20 },
+  userAddress: { min: 1, max: 200 },
+  paymentChannel: { min: 1, max: 200 },
+  paymentTransactionId: { min: 1, max: 50 },
+  discountNo: { min: 1, max: 200 },
+  discounterName: { min: 1, max: 50 },
+  discountValidityPeriod: { min: 1, max: 200 },
+  transactionId: { min: 1, max: 50 },
+  paymentPlatform: { min: 1, max: 200 },
+  transactionTime: { min: 1, max: 200 },
+} as const;
+
+const L = CREATE_LIMITS;
+const fee = () => cents(L.fee.max).nullish();
+const amount = () => cents(L.amount.max).nullish();
+const optText = (limit: { min: number; max: number }) => text(limit.min, limit.max).nullish();
+
+export const productSchema = z.object({
+  productName: text(L.productName.min, L.productName.max),
+  price: int(L.productPrice.min, L.productPrice.max),
+  quantity: int(L.productQuantity.min, L.productQuantity.max),
+});
+
+const createParamsObject = z.object({
+  productInfo: z
+    .array(productSchema, {
+      error: (i) => (i.input === undefined ? 'is required' : 'must be an array'),
+    })
+    .min(L.productInfo.min, `must have ${L.productInfo.min} to ${L.productInfo.max} entries`)
+    .max(L.productInfo.max, `must have ${L.productInfo.min} to ${L.productInfo.max} entries`),
+  serviceFee: fee(),
+  orderType: code(ORDER_TYPE),
+  paymentWay: code(PAYMENT_WAY, { lenient: true }),
+  // 4.2 rule 5: empty means "generate one"; otherwise 1 to 50 characters.
+  pickUpNum: z.union([z.literal(''), text(L.pickUpNum.min, L.pickUpNum.max)]).nullish(),
+  merchantDeliveryFee: fee(),
+  deliveryFee: fee(),
+  packingFee: fee(),
+  userName: optText(L.userName),
+  userPhone: optText(L.userPhone),
+  userAddress: optText(L.userAddress),
+  // No length is given for it; the envelope size limit bounds it.
+  customPrintContext: z.string({ error: 'must be a string' }).nullish(),
+  paymentChannel: optText(L.paymentChannel),
+  paymentTransactionId: text(L.paymentTransactionId.min, L.paymentTransactionId.max),
+  paymentAmount: amount(),
+  discountAmount: amount(),
+  discountType: code(CREATE_DISCOUNT_TYPE, { lenient: true }).nullish(),
+  promoDiscountType: code(PROMO_DISCOUNT_TYPE).nullish(),
+  discountNo: optText(L.discountNo),
+  discounterName: optText(L.discounterName),
+  discountValidityPeriod: optText(L.discountValidityPeriod),
+  transactionFee: amount(),
+  transactionFeeType: code(TRANSACTION_FEE_TYPE, { lenient: true }).nullish(),
+  transactionId: optText(L.transactionId),
+  paymentPlatform: optText(L.paymentPlatform),
+  transactionCreateTime: timestamp.nullish(),
+  transactionReturnTime: timestamp.nullish(),
+  // In the create sample but not in the parameter list; meaning unknown, so kept and ignored.
+  paymentTransaction: z.unknown().optional(),
+});
+
+type Draft = z.output<typeof createParamsObject>;
+
+/** The conditional rules of order-api 4.2, each reported on the field that is missing. */
+function checkConditionalRules(p: Draft, ctx: z.core.$RefinementCtx<Draft>): void {
+  const require = (field: keyof Draft, rule: string) => {
+    const v = p[field];
+    if (v === undefined || v === null || v === '') {
+      ctx.addIssue({ code: 'custom', path: [field], message: `is required ${rule}`, input: v });
+    }
+  };
+  if (p.orderType === ORDER_TYPE_TAKEOUT) {
+    require('deliveryFee', 'for takeout orders (orderType 3)');
+    require('packingFee', 'for takeout orders (orderType 3)');
+  }
+  if (p.paymentWay === PAYMENT_WAY_ONLINE) {
+    require('paymentChannel', 'for online payment (paymentWay 1)');
+    require('transactionCreateTime', 'for online payment (paymentWay 1)');
+    require('transactionReturnTime', 'for online payment (paymentWay 1)');
+  }
+  if (p.discountType === DISCOUNT_PWD || p.discountType === DISCOUNT_SC) {
+    const rule = `for ${p.discountType === DISCOUNT_PWD ? 'PWD' : 'SC'} discounts (discountType ${p.discountType})`;
+    require('discountNo', rule);
+    require('discounterName', rule);
+    if (p.discountType === DISCOUNT_PWD) require('discountValidityPeriod', rule);
+  }
+}
+
+export const createParamsSchema = createParamsObject.superRefine(checkConditionalRules);
+
+/** Create parameters as the merchant may send them (numeric strings allowed where tolerated). */
+export type CreateParamsInput = z.input<typeof createParamsSchema>;
+/** Create parameters after validation: codes are numbers, absent fields undefined or null. */
+export type CreateParams = z.output<typeof createParamsSchema>;
+export type Product = z.output<typeof productSchema>;
+
+/** order-api 2.10: the create result. `takeoutNo` is in the sample, not the field list. */
+export const createResultSchema = z.object({
+  orderNo: text(1, 64),
+  pickUpNo: z.string().nullish(),
+  takeoutNo: z.string().nullish(),
+});
+export type CreateResult = z.output<typeof createResultSchema>;

@@ -1,0 +1,93 @@
+/**
+ * Order records as the query operation returns them (order-api 2.5-2.8). Optional fields may be
+ * null ("may be null" in the spec) or absent. The agent prints catch-up orders from these records,
+ * and the reference service builds them from its stored orders.
+ */
+import { z } from 'zod';
+import {
+  ORDER_STATUS,
+  PAY_PRODUCT_TYPE,
+  PAYMENT_STATUS,
+  RECORD_DISCOUNT_TYPE,
+  SKU_VARIANT,
+} from './codes.js';
+import { timestamp } from './time.js';
+import { code, int } from './validation.js';
+
+const str = () =>
+  z.string({ error: (i) => (i.input === undefined ? 'is required' : 'must be a string') });
+const optStr = () => str().nullish();
+/** Amounts in records: integer cents; discounts may be expressed as negative adjustments. */
+const money = () => int(-Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER);
+const optMoney = () => money().nullish();
+
+/** 2.8. The spec lists optionItemName's type as a list but the sample carries a string: accept both. */
+export const optionItemSchema = z.object({
+  optionItemNo: optStr(),
+  optionItemName: z
+    .union([str(), z.array(str())], { error: 'must be a string or a list of strings' })
+    .nullish(),
+  price: optMoney(),
+});
+
+/** 2.7 */
+export const optionSchema = z.object({
+  optionNo: optStr(),
+  optionName: optStr(),
+  optionItemList: z.array(optionItemSchema).nullish(),
+});
+
+/** 2.6 */
+export const skuSchema = z.object({
+  categoryNo: str(),
+  categoryName: optStr(),
+  productNo: str(),
+  productName: optStr(),
+  variant: code(SKU_VARIANT),
+  skuNo: optStr(),
+  skuName: str(),
+  count: int(0, Number.MAX_SAFE_INTEGER),
+  price: money(),
+  optionAmount: money(),
+  optionList: z.array(optionSchema).nullish(),
+});
+
+/** 2.5 */
+export const orderRecordSchema = z.object({
+  orderInnerNo: str().min(1, 'must not be empty'),
+  restaurantNo: str(),
+  branchIdentifier: str(),
+  orderSerialNumber: int(0, Number.MAX_SAFE_INTEGER),
+  channelCode: optStr(),
+  channelName: optStr(),
+  payProductType: code(PAY_PRODUCT_TYPE).nullish(),
+  discountAmount: optMoney(),
+  fee: optMoney(),
+  serviceFee: optMoney(),
+  packageFee: optMoney(),
+  deliveryFee: optMoney(),
+  merchantDeliveryFee: optMoney(),
+  realAmount: money(),
+  totalAmount: optMoney(),
+  orderStatus: code(ORDER_STATUS),
+  paymentStatus: code(PAYMENT_STATUS),
+  customerNum: int(0, Number.MAX_SAFE_INTEGER).nullish(),
+  createTime: timestamp,
+  completeTime: timestamp.nullish(),
+  paymentTime: timestamp,
+  refundTime: timestamp.nullish(),
+  discountType: code(RECORD_DISCOUNT_TYPE).nullish(),
+  receiptNo: optStr(),
+  refundReceiptNo: optStr(),
+  skuList: z.array(skuSchema, {
+    error: (i) => (i.input === undefined ? 'is required' : 'must be an array'),
+  }),
+  remark: optStr(),
+  lessVat: optMoney(),
+  surcharge: optMoney(),
+});
+
+export type OptionItem = z.output<typeof optionItemSchema>;
+export type SkuOption = z.output<typeof optionSchema>;
+export type Sku = z.output<typeof skuSchema>;
+export type OrderRecord = z.output<typeof orderRecordSchema>;

@@ -1,0 +1,14 @@
+import { commandSchema } from './print-protocol.js';
+import { createParamsSchema } from './create-params.js';
+import { printInstructionSchema } from './print-protocol.js';
+import { queryParamsSchema } from './query.js';
+
+/** The schema of `param` for each kind of envelope, by the name integrators use on the CLI. */
+export const PARAM_SCHEMAS = {
+  create: createParamsSchema,
+  query: queryParamsSchema,
+  print: printInstructionSchema,
+  command: commandSchema,
+} as const;
+export type ParamKind = keyof typeof PARAM_SCHEMAS;
+export const PARAM_KINDS = Object.keys(PARAM_SCHEMAS) as ParamKind[];

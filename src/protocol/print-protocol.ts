@@ -1,0 +1,145 @@
+/**
+ * Our MQTT contract (print-protocol.md, version v1): topics, the print instruction, commands, job
+ * events and status. The instruction's `order` is validated with the create-parameter schema.
+ */
+import { z } from 'zod';
+import { createParamsSchema } from './create-params.js';
+import { timestamp } from './time.js';
+import { int, text } from './validation.js';
+
+export const PROTOCOL_VERSION = 'v1';
+export const DEFAULT_TOPIC_PREFIX = 'printer-agent/v1';
+/** print-protocol §3: default size limit of a message body. */
+export const DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024;
+export const DEFAULT_PRINTER_ROLE = 'receipt';
+
+/** print-protocol §2. The storeKey never appears in a topic: only the derived storeId does. */
+export function topics(prefix: string, storeId: string) {
+  const base = `${prefix}/${storeId}`;
+  return {
+    print: `${base}/print`,
+    command: `${base}/command`,
+    job: `${base}/job`,
+    status: `${base}/status`,
+  } as const;
+}
+
+const id = () => text(1, 64);
+const printerRole = () =>
+  z
+    .string({ error: 'must be a string' })
+    .regex(/^[A-Za-z0-9._-]{1,64}$/, 'must be 1 to 64 letters, digits, dot, dash or underscore');
+
+/** print-protocol §4. */
+export const printInstructionSchema = z.object({
+  jobId: id(),
+  orderNo: id(),
+  pickUpNo: text(1, 50).nullish(),
+  takeoutNo: text(1, 50).nullish(),
+  createTime: timestamp,
+  order: createParamsSchema,
+  printer: printerRole().default(DEFAULT_PRINTER_ROLE),
+  copies: int(1, 5).default(1),
+});
+export type PrintInstruction = z.output<typeof printInstructionSchema>;
+export type PrintInstructionInput = z.input<typeof printInstructionSchema>;
+
+export const COMMAND_TYPES = ['reprint', 'test-print', 'status'] as const;
+export type CommandType = (typeof COMMAND_TYPES)[number];
+
+/** print-protocol §5. Unknown types are rejected, not ignored. */
+export const commandSchema = z.discriminatedUnion(
+  'type',
+  [
+    z.object({
+      commandId: id(),
+      type: z.literal('reprint'),
+      orderNo: id(),
+      printer: printerRole().optional(),
+    }),
+    z.object({ commandId: id(), type: z.literal('test-print'), printer: printerRole().optional() }),
+    z.object({ commandId: id(), type: z.literal('status') }),
+  ],
+  { error: `must be one of ${COMMAND_TYPES.join(', ')}` },
+);
+export type Command = z.output<typeof commandSchema>;
+
+export const JOB_STATES = [
+  'queued',
+  'waiting',
+  'printing',
+  'printed',
+  'unconfirmed',
+  'failed',
+  'rejected',
+  'duplicate',
+] as const;
+export type JobState = (typeof JOB_STATES)[number];
+
+const reasonSchema = z.object({
+  code: z.string().regex(/^[A-Z][A-Z0-9_]*$/, 'must be an upper snake case code'),
+  message: z.string(),
+});
+
+/**
+ * print-protocol §6. `jobId` is null for a rejected message whose param could not be read;
+ * `commandId` is set instead of `orderNo` semantics when the event answers a command.
+ */
+export const jobEventSchema = z.object({
+  jobId: z.string().nullable(),
+  commandId: z.string().nullish(),
+  orderNo: z.string().nullable(),
+  state: z.enum(JOB_STATES),
+  printer: z.string().nullable(),
+  attempt: int(0, Number.MAX_SAFE_INTEGER),
+  at: z.iso.datetime(),
+  reason: reasonSchema.nullable(),
+  /** Markings printed on this copy (REPRINT, POSSIBLE DUPLICATE, LATE); empty when none. */
+  markings: z.array(z.string()).optional(),
+});
+export type JobEvent = z.output<typeof jobEventSchema>;
+
+export const PRINTER_STATES = [
+  'ready',
+  'paper-near-end',
+  'paper-out',
+  'cover-open',
+  'offline',
+  'error',
+  'disconnected',
+  'unknown',
+] as const;
+export type PrinterState = (typeof PRINTER_STATES)[number];
+
+export const printerStatusSchema = z.object({
+  id: z.string(),
+  state: z.enum(PRINTER_STATES),
+  paper: z.enum(['ok', 'near-end', 'out', 'unknown']),
+  coverOpen: z.boolean().nullable(),
+  queue: z.object({
+    pending: int(0, Number.MAX_SAFE_INTEGER),
+    oldestPendingSec: int(0, Number.MAX_SAFE_INTEGER),
+  }),
+  lastPrintedAt: z.iso.datetime().nullable(),
+});
+
+/** print-protocol §7: the retained status, or the last will `{"online":false,...,"at":null}`. */
+export const statusSchema = z.union([
+  z.object({
+    online: z.literal(true),
+    storeId: z.string(),
+    agent: z.object({ version: z.string(), startedAt: z.iso.datetime() }),
+    printers: z.array(printerStatusSchema),
+    /** Set while the agent cannot accept work (e.g. its database is full): code and message. */
+    fault: reasonSchema.nullish(),
+    at: z.iso.datetime(),
+  }),
+  z.object({ online: z.literal(false), storeId: z.string(), at: z.iso.datetime().nullable() }),
+]);
+export type AgentStatus = z.output<typeof statusSchema>;
+export type PrinterStatus = z.output<typeof printerStatusSchema>;
+
+/** The retained last will of print-protocol §7. */
+export function lastWill(storeId: string): AgentStatus {
+  return { online: false, storeId, at: null };
+}

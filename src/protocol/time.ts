@@ -1,0 +1,76 @@
+/**
+ * The order API's timestamps: `yyyy-MM-dd HH:mm:ss`, service local time, no zone (order-api
+ * conventions). They are compared and subtracted as wall-clock values (fields read as if UTC),
+ * which is exact for ordering and for the 30-day rule and immune to the host's time zone.
+ */
+import { z } from 'zod';
+
+const TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})$/;
+const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+
+function daysInMonth(year: number, month: number): number {
+  return new Date(Date.UTC(year, month, 0)).getUTCDate();
+}
+
+function realDate(y: number, mo: number, d: number): boolean {
+  return y >= 1 && mo >= 1 && mo <= 12 && d >= 1 && d <= daysInMonth(y, mo);
+}
+
+/** Milliseconds of the wall-clock value, or null when it is not a real date-time. */
+export function wallClockMs(value: string): number | null {
+  const m = TIMESTAMP.exec(value);
+  if (!m) return null;
+  const [y, mo, d, h, mi, s] = m.slice(1).map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  if (!realDate(y, mo, d) || h > 23 || mi > 59 || s > 59) return null;
+  const date = new Date(0);
+  date.setUTCFullYear(y, mo - 1, d);
+  date.setUTCHours(h, mi, s, 0);
+  return date.getTime();
+}
+
+export function isTimestamp(value: string): boolean {
+  return wallClockMs(value) !== null;
+}
+
+export function isDate(value: string): boolean {
+  const m = DATE.exec(value);
+  if (!m) return false;
+  const [y, mo, d] = m.slice(1).map(Number) as [number, number, number];
+  return realDate(y, mo, d);
+}
+
+/** `yyyy-MM-dd HH:mm:ss` of the given instant in `timeZone` (default: the host's zone). */
+export function formatTimestamp(date: Date, timeZone?: string): string {
+  const parts = new Intl.DateTimeFormat('en-CA', {
+    timeZone,
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+    hourCycle: 'h23',
+  }).formatToParts(date);
+  const get = (type: Intl.DateTimeFormatPartTypes) =>
+    parts.find((p) => p.type === type)?.value ?? '00';
+  return `${get('year')}-${get('month')}-${get('day')} ${get('hour')}:${get('minute')}:${get('second')}`;
+}
+
+/** Inverse of `wallClockMs`: the timestamp string of a wall-clock millisecond value. */
+export function formatWallClock(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 19).replace('T', ' ');
+}
+
+export const timestamp = z
+  .string({
+    error: (issue) =>
+      issue.input === undefined ? 'is required' : 'must be a string yyyy-MM-dd HH:mm:ss',
+  })
+  .refine(isTimestamp, 'must be a real date and time in the form yyyy-MM-dd HH:mm:ss');

@@ -1,0 +1,114 @@
+/**
+ * Schema building blocks shared by every contract in this room, and the one place that turns a
+ * zod error into `path: rule` lines (`order.productInfo[3].quantity: must be between 1 and 1000`).
+ *
+ * Messages are written as rules ("must be ...", "is required ...") so that an integrator reading
+ * a rejection knows what to change without reading our code.
+ */
+import { z } from 'zod';
+import type { FieldIssue } from '../errors.js';
+
+/** Length in characters as a person counts them (code points), not UTF-16 units: `'𠀀'` is one. */
+export function charCount(value: string): number {
+  let count = 0;
+  for (const _ of value) count++;
+  return count;
+}
+
+function typeError(expected: string) {
+  return (issue: { input: unknown }) =>
+    issue.input === undefined ? 'is required' : `must be ${expected}`;
+}
+
+/** A string of `min` to `max` characters (order-api 2.9 "Length / range"). */
+export function text(min: number, max: number) {
+  return z.string({ error: typeError('a string') }).refine((value) => {
+    const n = charCount(value);
+    return n >= min && n <= max;
+  }, `must be ${min} to ${max} characters`);
+}
+
+/** An integer between `min` and `max` inclusive. */
+export function int(min: number, max: number) {
+  const range = `must be between ${min} and ${max}`;
+  return z
+    .number({ error: typeError('a number') })
+    .int({ error: 'must be an integer' })
+    .min(min, { error: range })
+    .max(max, { error: range });
+}
+
+/** An amount in cents: a whole number, never a float (order-api conventions). */
+export function cents(max: number) {
+  return int(0, max);
+}
+
+/**
+ * A numeric code from one of the code tables. `lenient` also accepts the number written as a
+ * string, because the spec's own samples send `paymentWay` and `transactionFeeType` that way;
+ * the output is always the number.
+ */
+export function code<const T extends Readonly<Record<number, string>>>(
+  table: T,
+  options: { lenient?: boolean } = {},
+) {
+  const values = Object.keys(table).map(Number);
+  const listing = values.map((v) => `${v} (${table[v]})`).join(', ');
+  const schema = z
+    .number({ error: typeError(`one of ${listing}`) })
+    .refine((v) => values.includes(v), `must be one of ${listing}`);
+  if (!options.lenient) return schema;
+  return z.preprocess(
+    (v) => (typeof v === 'string' && /^\s*\d+\s*$/.test(v) ? Number(v) : v),
+    schema,
+  ) as unknown as z.ZodType<number, number | string>;
+}
+
+/** `order.productInfo[3].quantity` from `['order', 'productInfo', 3, 'quantity']`. */
+export function formatPath(path: readonly PropertyKey[], prefix = ''): string {
+  let out = prefix;
+  for (const part of path) {
+    if (typeof part === 'number') out += `[${part}]`;
+    else out += out === '' ? String(part) : `.${String(part)}`;
+  }
+  return out === '' ? '(root)' : out;
+}
+
+/** Flattens a zod error into field issues; union errors report their most specific branch. */
+export function toFieldIssues(error: z.ZodError, prefix = ''): FieldIssue[] {
+  const out: FieldIssue[] = [];
+  const visit = (issues: readonly z.core.$ZodIssue[], base: readonly PropertyKey[]) => {
+    for (const issue of issues) {
+      const path = [...base, ...issue.path];
+      if (issue.code === 'invalid_union' && issue.errors.length > 0) {
+        // Report the branch that got furthest (fewest issues) rather than "invalid input".
+        const best = [...issue.errors].sort((a, b) => a.length - b.length)[0];
+        if (best && best.length > 0) {
+          visit(best, path);
+          continue;
+        }
+      }
+      out.push({ path: formatPath(path, prefix), message: issue.message });
+    }
+  };
+  visit(error.issues, []);
+  return out;
+}
+
+export type Parsed<T> = { ok: true; value: T } | { ok: false; issues: FieldIssue[] };
+
+/** Validates without throwing; `prefix` roots the paths (e.g. `order` inside an instruction). */
+export function parseWith<S extends z.ZodType>(
+  schema: S,
+  value: unknown,
+  prefix = '',
+): Parsed<z.output<S>> {
+  const result = schema.safeParse(value);
+  if (result.success) return { ok: true, value: result.data };
+  return { ok: false, issues: toFieldIssues(result.error, prefix) };
+}
+
+/** `path: message` lines, the format every CLI and log uses for validation problems. */
+export function describeIssues(issues: readonly FieldIssue[]): string {
+  return issues.map((i) => `${i.path}: ${i.message}`).join('; ');
+}
