@@ -35,7 +35,9 @@ export async function main(argv: readonly string[]): Promise<number> {
       process.stderr.write(`${error.code}: ${error.message}\n`);
       return 1;
     }
-    process.stderr.write(`INTERNAL: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.stderr.write(
+      `INTERNAL: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
     return 1;
   }
 }

@@ -29,7 +29,11 @@ export function readJsonObject(path: string): Record<string, unknown> {
 }
 
 /** A secret from a flag or from a file (first line, trimmed); the file form keeps it out of `ps`. */
-export function secretFrom(value: string | undefined, file: string | undefined, name: string): string | undefined {
+export function secretFrom(
+  value: string | undefined,
+  file: string | undefined,
+  name: string,
+): string | undefined {
   if (value !== undefined && file !== undefined) {
     throw new AgentError('INPUT_INVALID', `--${name} and --${name}-file: give one, not both`);
   }

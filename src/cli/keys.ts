@@ -12,13 +12,17 @@ export interface GeneratedKeyFiles {
 }
 
 /** Writes `<name>-private.pem` (0600) and `<name>-public.pem` (0644) into `dir`. */
-export function writeKeyPair(dir: string, options: { name?: string; bits?: number; force?: boolean } = {}): GeneratedKeyFiles {
+export function writeKeyPair(
+  dir: string,
+  options: { name?: string; bits?: number; force?: boolean } = {},
+): GeneratedKeyFiles {
   const prefix = options.name ? `${options.name}-` : '';
   const privatePath = join(dir, `${prefix}private.pem`);
   const publicPath = join(dir, `${prefix}public.pem`);
   if (!options.force) {
     for (const path of [privatePath, publicPath]) {
-      if (existsSync(path)) throw new AgentError('INPUT_INVALID', `${path}: already exists; use --force to replace it`);
+      if (existsSync(path))
+        throw new AgentError('INPUT_INVALID', `${path}: already exists; use --force to replace it`);
     }
   }
   const pair = generateKeyPair(options.bits ?? MIN_KEY_BITS);
@@ -37,11 +41,19 @@ export function registerKeys(program: Command): void {
     .description('generate an RSA key pair: <name>-private.pem (mode 0600) and <name>-public.pem')
     .requiredOption('--out <dir>', 'directory to write the key files into (created if missing)')
     .option('--name <name>', 'file name prefix, e.g. service or store (default: none)')
-    .option('--bits <n>', `modulus size in bits, at least ${MIN_KEY_BITS}`, parseIntOption('--bits'), MIN_KEY_BITS)
+    .option(
+      '--bits <n>',
+      `modulus size in bits, at least ${MIN_KEY_BITS}`,
+      parseIntOption('--bits'),
+      MIN_KEY_BITS,
+    )
     .option('--force', 'replace existing key files', false)
     .action((opts: { out: string; name?: string; bits: number; force: boolean }) => {
       if (opts.name !== undefined && !/^[A-Za-z0-9._-]{1,64}$/.test(opts.name)) {
-        throw new AgentError('INPUT_INVALID', '--name: must be 1 to 64 letters, digits, dot, dash or underscore');
+        throw new AgentError(
+          'INPUT_INVALID',
+          '--name: must be 1 to 64 letters, digits, dot, dash or underscore',
+        );
       }
       const files = writeKeyPair(opts.out, opts);
       process.stdout.write(`private key: ${files.privatePath} (mode 0600, keep it secret)\n`);

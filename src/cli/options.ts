@@ -1,7 +1,7 @@
 /** Option parsers for commander that reject bad values with a message naming the option. */
 import { InvalidArgumentError } from 'commander';
-import { SIGNATURE_SCHEMES, type SignatureScheme } from '../protocol/signing.js';
 import { PARAM_KINDS, type ParamKind } from '../protocol/param-schemas.js';
+import { SIGNATURE_SCHEMES, type SignatureScheme } from '../protocol/signing.js';
 
 export function parseIntOption(name: string) {
   return (value: string): number => {

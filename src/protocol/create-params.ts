@@ -68,7 +68,8 @@ const createParamsObject = z.object({
   orderType: code(ORDER_TYPE),
   paymentWay: code(PAYMENT_WAY, { lenient: true }),
   // 4.2 rule 5: empty means "generate one"; otherwise 1 to 50 characters.
-  pickUpNum: z.union([z.literal(''), text(L.pickUpNum.min, L.pickUpNum.max)]).nullish(),
+  // The text branch comes first so a wrong type reports its rule, not 'expected ""'.
+  pickUpNum: z.union([text(L.pickUpNum.min, L.pickUpNum.max), z.literal('')]).nullish(),
   merchantDeliveryFee: fee(),
   deliveryFee: fee(),
   packingFee: fee(),
@@ -123,7 +124,11 @@ function checkConditionalRules(p: Draft, ctx: z.core.$RefinementCtx<Draft>): voi
   }
 }
 
-export const createParamsSchema = createParamsObject.superRefine(checkConditionalRules);
+// `when`: also run the 4.2 rules when a field has a type error (zod skips them by default), so one
+// rejection lists every problem. The rules only compare values, so partly invalid input is safe.
+export const createParamsSchema = createParamsObject.superRefine(checkConditionalRules, {
+  when: (payload) => typeof payload.value === 'object' && payload.value !== null,
+});
 
 /** Create parameters as the merchant may send them (numeric strings allowed where tolerated). */
 export type CreateParamsInput = z.input<typeof createParamsSchema>;

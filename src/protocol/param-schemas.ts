@@ -1,6 +1,5 @@
-import { commandSchema } from './print-protocol.js';
 import { createParamsSchema } from './create-params.js';
-import { printInstructionSchema } from './print-protocol.js';
+import { commandSchema, printInstructionSchema } from './print-protocol.js';
 import { queryParamsSchema } from './query.js';
 
 /** The schema of `param` for each kind of envelope, by the name integrators use on the CLI. */

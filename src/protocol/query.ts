@@ -61,7 +61,8 @@ export const queryParamsSchema = queryParamsObject.transform((p, ctx): QueryPara
     ctx.addIssue({
       code: 'custom',
       path: ['startTime'],
-      message: 'is required: give one query mode (startTime and endTime, or orderInnerNo, or receiptNo)',
+      message:
+        'is required: give one query mode (startTime and endTime, or orderInnerNo, or receiptNo)',
     });
     return z.NEVER;
   }

@@ -1,0 +1,66 @@
+/**
+ * A small benchmark harness. Every figure is reported beside a baseline measured in the same run,
+ * on the same machine, as a ratio: absolute numbers drift between machines, ratios much less.
+ */
+import { writeFileSync } from 'node:fs';
+
+export interface Measurement {
+  name: string;
+  opsPerSec: number;
+  samples: number;
+}
+
+export interface Comparison {
+  group: string;
+  subject: Measurement;
+  baseline: Measurement;
+  /** subject ops/s divided by baseline ops/s: 1.0 = as fast as the baseline. */
+  ratio: number;
+}
+
+/** Runs `fn` repeatedly for at least `minMs` (after a warm-up) and returns operations per second. */
+export function measure(name: string, fn: () => unknown, minMs = 1000): Measurement {
+  const warmUntil = performance.now() + Math.min(200, minMs / 5);
+  while (performance.now() < warmUntil) fn();
+  let samples = 0;
+  const start = performance.now();
+  let now = start;
+  while (now - start < minMs) {
+    for (let i = 0; i < 16; i++) fn();
+    samples += 16;
+    now = performance.now();
+  }
+  return { name, opsPerSec: (samples * 1000) / (now - start), samples };
+}
+
+export function compare(group: string, subject: Measurement, baseline: Measurement): Comparison {
+  return { group, subject, baseline, ratio: subject.opsPerSec / baseline.opsPerSec };
+}
+
+function fmt(n: number): string {
+  return n >= 100 ? Math.round(n).toLocaleString('en-US') : n.toFixed(2);
+}
+
+/** Prints the table to stdout and writes `path` as JSON. */
+export function report(comparisons: readonly Comparison[], path: string): void {
+  const rows = comparisons.map((c) => [
+    c.group,
+    `${c.subject.name}: ${fmt(c.subject.opsPerSec)}/s`,
+    `${c.baseline.name}: ${fmt(c.baseline.opsPerSec)}/s`,
+    `${c.ratio.toFixed(3)}x`,
+  ]);
+  const header = ['benchmark', 'subject', 'baseline (same run)', 'ratio'];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: readonly string[]) =>
+    `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
+  console.log(line(header));
+  console.log(line(widths.map((w) => '-'.repeat(w))));
+  for (const r of rows) console.log(line(r));
+  const json = {
+    node: process.version,
+    platform: `${process.platform}-${process.arch}`,
+    at: new Date().toISOString(),
+    results: comparisons,
+  };
+  writeFileSync(path, `${JSON.stringify(json, null, 2)}\n`);
+}

@@ -1,0 +1,13 @@
+/**
+ * `npm run bench`: runs every benchmark, prints a table of ratios against baselines measured in
+ * the same run and writes bench/results.json. `--quick` shortens each measurement.
+ */
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { report } from './harness.js';
+import { benchProtocol } from './protocol.bench.js';
+
+const quick = process.argv.includes('--quick');
+const minMs = quick ? 200 : 2000;
+const results = [...benchProtocol(minMs)];
+report(results, join(dirname(fileURLToPath(import.meta.url)), 'results.json'));

@@ -1,0 +1,240 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { before, describe, it } from 'node:test';
+import { ROOT, runCli } from '../helpers/cli.js';
+
+const STORE_KEY = 'sk-cli-test-secret-5d1f';
+const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+
+describe('printer-agent --help and --version', () => {
+  it('lists the commands that exist', () => {
+    const r = runCli(['--help']);
+    assert.equal(r.status, 0);
+    for (const command of ['keys', 'sign', 'verify'])
+      assert.match(r.stdout, new RegExp(`^\\s+${command}\\b`, 'm'));
+  });
+
+  it('prints the package version', () => {
+    const r = runCli(['--version']);
+    assert.equal(r.status, 0);
+    assert.equal(r.stdout.trim(), pkg.version);
+  });
+
+  it('exits 2 on an unknown command or a missing option', () => {
+    const unknown = runCli(['frobnicate']);
+    assert.equal(unknown.status, 2);
+    assert.match(unknown.stderr, /unknown command 'frobnicate'/);
+    const missing = runCli(['keys', 'generate']);
+    assert.equal(missing.status, 2);
+    assert.match(missing.stderr, /--out/);
+  });
+
+  it('works compiled from dist/ (npm run build)', () => {
+    execFileSync(
+      process.execPath,
+      [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(ROOT, 'src')],
+      {
+        cwd: ROOT,
+        stdio: 'pipe',
+      },
+    );
+    const help = runCli(['--help'], { compiled: true });
+    assert.equal(help.status, 0);
+    assert.match(help.stdout, /^\s+sign\b/m);
+    const version = runCli(['--version'], { compiled: true });
+    assert.equal(version.stdout.trim(), pkg.version);
+  });
+});
+
+describe('keys, sign and verify', () => {
+  let dir: string;
+  const order = {
+    productInfo: [{ productName: 'Chicken adobo', price: 15000, quantity: 2 }],
+    orderType: 1,
+    paymentWay: '2',
+    paymentTransactionId: 'M-1',
+  };
+
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'pa-cli-'));
+    const r = runCli(['keys', 'generate', '--out', join(dir, 'keys'), '--name', 'service']);
+    assert.equal(r.status, 0, r.stderr);
+    writeFileSync(join(dir, 'order.json'), JSON.stringify(order, null, 2));
+    writeFileSync(join(dir, 'store-key.txt'), `${STORE_KEY}\n`);
+  });
+
+  it('keys generate writes a private key readable by its owner only and a public key', () => {
+    const priv = join(dir, 'keys', 'service-private.pem');
+    assert.equal(statSync(priv).mode & 0o777, 0o600);
+    assert.match(
+      readFileSync(join(dir, 'keys', 'service-public.pem'), 'utf8'),
+      /^-----BEGIN PUBLIC KEY-----/,
+    );
+    assert.match(readFileSync(priv, 'utf8'), /^-----BEGIN PRIVATE KEY-----/);
+  });
+
+  it('keys generate refuses to overwrite without --force and replaces with it', () => {
+    const again = runCli(['keys', 'generate', '--out', join(dir, 'keys'), '--name', 'service']);
+    assert.equal(again.status, 1);
+    assert.match(again.stderr, /^INPUT_INVALID: .*already exists; use --force/);
+    const tooShort = runCli([
+      'keys',
+      'generate',
+      '--out',
+      join(dir, 'keys'),
+      '--name',
+      'other',
+      '--bits',
+      '1024',
+    ]);
+    assert.equal(tooShort.status, 1);
+    assert.match(tooShort.stderr, /^INPUT_INVALID: bits: must be an integer between 2048/);
+    const previous = readFileSync(join(dir, 'keys', 'service-public.pem'), 'utf8');
+    const forced = runCli([
+      'keys',
+      'generate',
+      '--out',
+      join(dir, 'keys'),
+      '--name',
+      'service',
+      '--force',
+    ]);
+    assert.equal(forced.status, 0, forced.stderr);
+    assert.notEqual(
+      readFileSync(join(dir, 'keys', 'service-public.pem'), 'utf8'),
+      previous,
+      '--force writes a new pair',
+    );
+    assert.equal(statSync(join(dir, 'keys', 'service-private.pem')).mode & 0o777, 0o600);
+  });
+
+  it('sign prints an envelope whose param is the compact JSON and which verify accepts', () => {
+    const signed = runCli([
+      'sign',
+      '--key',
+      join(dir, 'keys', 'service-private.pem'),
+      '--app-id',
+      'A1',
+      '--store-key-file',
+      join(dir, 'store-key.txt'),
+      '--validate',
+      'create',
+      join(dir, 'order.json'),
+    ]);
+    assert.equal(signed.status, 0, signed.stderr);
+    const envelope = JSON.parse(signed.stdout) as {
+      appId: string;
+      storeKey: string;
+      param: string;
+      sign: string;
+    };
+    assert.equal(envelope.appId, 'A1');
+    assert.equal(envelope.storeKey, STORE_KEY);
+    assert.equal(envelope.param, JSON.stringify(order));
+    writeFileSync(join(dir, 'envelope.json'), signed.stdout);
+
+    const verified = runCli(
+      [
+        'verify',
+        '--pub',
+        join(dir, 'keys', 'service-public.pem'),
+        '--app-id',
+        'A1',
+        '--validate',
+        'create',
+        '-',
+      ],
+      { input: signed.stdout },
+    );
+    assert.equal(verified.status, 0, verified.stderr);
+    const report = JSON.parse(verified.stdout) as { valid: boolean; param: { paymentWay: number } };
+    assert.equal(report.valid, true);
+    assert.equal(report.param.paymentWay, 2, 'the quirk "2" is normalized to the number');
+    assert.ok(!verified.stdout.includes(STORE_KEY), 'verify must not print the storeKey');
+  });
+
+  it('verify rejects a tampered param, a wrong store key and an invalid param with typed codes', () => {
+    const envelope = JSON.parse(readFileSync(join(dir, 'envelope.json'), 'utf8')) as {
+      param: string;
+    };
+    const pub = join(dir, 'keys', 'service-public.pem');
+    const tampered = JSON.stringify({
+      ...envelope,
+      param: envelope.param.replace('15000', '15001'),
+    });
+    const r1 = runCli(['verify', '--pub', pub, '-'], { input: tampered });
+    assert.equal(r1.status, 1);
+    assert.match(r1.stderr, /^SIGNATURE_INVALID: /);
+
+    const r2 = runCli([
+      'verify',
+      '--pub',
+      pub,
+      '--store-key',
+      'another-key',
+      join(dir, 'envelope.json'),
+    ]);
+    assert.equal(r2.status, 1);
+    assert.match(r2.stderr, /^IDENTITY_MISMATCH: storeKey/);
+    assert.ok(!r2.stderr.includes(STORE_KEY) && !r2.stderr.includes('another-key'));
+
+    writeFileSync(
+      join(dir, 'bad-order.json'),
+      JSON.stringify({ ...order, productInfo: [{ productName: 'X', price: 1, quantity: 1001 }] }),
+    );
+    const r3 = runCli([
+      'sign',
+      '--key',
+      join(dir, 'keys', 'service-private.pem'),
+      '--app-id',
+      'A1',
+      '--store-key',
+      STORE_KEY,
+      '--validate',
+      'create',
+      join(dir, 'bad-order.json'),
+    ]);
+    assert.equal(r3.status, 1);
+    assert.equal(
+      r3.stderr.trim(),
+      'PARAM_INVALID: productInfo[0].quantity: must be between 1 and 1000',
+    );
+  });
+
+  it('sign and verify report unreadable inputs and bad options clearly', () => {
+    const noKey = runCli([
+      'sign',
+      '--key',
+      join(dir, 'missing.pem'),
+      '--app-id',
+      'A',
+      '--store-key',
+      'K',
+      join(dir, 'order.json'),
+    ]);
+    assert.equal(noKey.status, 1);
+    assert.match(
+      noKey.stderr,
+      /^KEY_FILE_MISSING: .*missing\.pem: cannot read private key file \(ENOENT\)/,
+    );
+    const badScheme = runCli(['verify', '--pub', 'x', '--scheme', 'MD5', 'y']);
+    assert.equal(badScheme.status, 2);
+    assert.match(badScheme.stderr, /must be one of RSA-SHA256, RSA-PSS-SHA256/);
+    writeFileSync(join(dir, 'not-json.json'), '{oops');
+    const notJson = runCli([
+      'sign',
+      '--key',
+      join(dir, 'keys', 'service-private.pem'),
+      '--app-id',
+      'A',
+      '--store-key',
+      'K',
+      join(dir, 'not-json.json'),
+    ]);
+    assert.equal(notJson.status, 1);
+    assert.match(notJson.stderr, /^INPUT_INVALID: .*not-json\.json: is not valid JSON/);
+  });
+});
