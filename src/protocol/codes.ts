@@ -123,5 +123,8 @@ export function displayName(table: Readonly<Record<number, string>>, value: numb
 
 /** Display name of a payment channel; an unknown code is shown as itself. */
 export function channelName(code: string): string {
-  return (PAYMENT_CHANNELS as Record<string, string>)[code] ?? code;
+  // Own keys only: a code like `constructor` must not resolve to an Object.prototype member.
+  return Object.hasOwn(PAYMENT_CHANNELS, code)
+    ? (PAYMENT_CHANNELS as Record<string, string>)[code]!
+    : code;
 }

@@ -22,7 +22,7 @@ import {
   TRANSACTION_FEE_TYPE,
 } from './codes.js';
 import { timestamp } from './time.js';
-import { cents, code, int, text } from './validation.js';
+import { cents, charCount, code, int, text, typeError } from './validation.js';
 
 /** Limits of order-api 2.9 and §8, named so tests and generators use the same numbers. */
 export const CREATE_LIMITS = {
@@ -60,16 +60,22 @@ export const productSchema = z.object({
 const createParamsObject = z.object({
   productInfo: z
     .array(productSchema, {
-      error: (i) => (i.input === undefined ? 'is required' : 'must be an array'),
+      error: typeError('an array'),
     })
     .min(L.productInfo.min, `must have ${L.productInfo.min} to ${L.productInfo.max} entries`)
     .max(L.productInfo.max, `must have ${L.productInfo.min} to ${L.productInfo.max} entries`),
   serviceFee: fee(),
   orderType: code(ORDER_TYPE),
   paymentWay: code(PAYMENT_WAY, { lenient: true }),
-  // 4.2 rule 5: empty means "generate one"; otherwise 1 to 50 characters.
-  // The text branch comes first so a wrong type reports its rule, not 'expected ""'.
-  pickUpNum: z.union([text(L.pickUpNum.min, L.pickUpNum.max), z.literal('')]).nullish(),
+  // 4.2 rule 5: empty means "generate one"; otherwise 1 to 50 characters. One string schema rather
+  // than a union with '', so a wrong type reports "must be a string", not a union-level message.
+  pickUpNum: z
+    .string({ error: 'must be a string' })
+    .refine(
+      (v) => v === '' || (charCount(v) >= L.pickUpNum.min && charCount(v) <= L.pickUpNum.max),
+      `must be ${L.pickUpNum.min} to ${L.pickUpNum.max} characters`,
+    )
+    .nullish(),
   merchantDeliveryFee: fee(),
   deliveryFee: fee(),
   packingFee: fee(),
@@ -103,7 +109,8 @@ type Draft = z.output<typeof createParamsObject>;
 function checkConditionalRules(p: Draft, ctx: z.core.$RefinementCtx<Draft>): void {
   const require = (field: keyof Draft, rule: string) => {
     const v = p[field];
-    if (v === undefined || v === null || v === '') {
+    // An empty string already fails its length rule; reporting it twice would only confuse.
+    if (v === undefined || v === null) {
       ctx.addIssue({ code: 'custom', path: [field], message: `is required ${rule}`, input: v });
     }
   };

@@ -17,14 +17,11 @@ import {
   signParam,
   verifyParam,
 } from './signing.js';
-import { describeIssues, parseWith, text } from './validation.js';
+import { describeIssues, parseWith, text, typeError } from './validation.js';
 
 export const STORE_KEY_MAX = 100;
 
-const requiredString = () =>
-  z
-    .string({ error: (i) => (i.input === undefined ? 'is required' : 'must be a string') })
-    .min(1, 'must not be empty');
+const requiredString = () => z.string({ error: typeError('a string') }).min(1, 'must not be empty');
 
 /**
  * 2.1, as received. `restaurantKey` is the incremental-query samples' name for `storeKey`

@@ -12,10 +12,9 @@ import {
   SKU_VARIANT,
 } from './codes.js';
 import { timestamp } from './time.js';
-import { code, int } from './validation.js';
+import { code, int, typeError } from './validation.js';
 
-const str = () =>
-  z.string({ error: (i) => (i.input === undefined ? 'is required' : 'must be a string') });
+const str = () => z.string({ error: typeError('a string') });
 const optStr = () => str().nullish();
 /** Amounts in records: integer cents; discounts may be expressed as negative adjustments. */
 const money = () => int(-Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER);
@@ -80,7 +79,7 @@ export const orderRecordSchema = z.object({
   receiptNo: optStr(),
   refundReceiptNo: optStr(),
   skuList: z.array(skuSchema, {
-    error: (i) => (i.input === undefined ? 'is required' : 'must be an array'),
+    error: typeError('an array'),
   }),
   remark: optStr(),
   lessVat: optMoney(),

@@ -124,7 +124,7 @@ export const printerStatusSchema = z.object({
 });
 
 /** print-protocol §7: the retained status, or the last will `{"online":false,...,"at":null}`. */
-export const statusSchema = z.union([
+export const statusSchema = z.discriminatedUnion('online', [
   z.object({
     online: z.literal(true),
     storeId: z.string(),

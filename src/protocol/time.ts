@@ -4,6 +4,7 @@
  * which is exact for ordering and for the 30-day rule and immune to the host's time zone.
  */
 import { z } from 'zod';
+import { typeError } from './validation.js';
 
 const TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})$/;
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
@@ -69,8 +70,5 @@ export function formatWallClock(ms: number): string {
 }
 
 export const timestamp = z
-  .string({
-    error: (issue) =>
-      issue.input === undefined ? 'is required' : 'must be a string yyyy-MM-dd HH:mm:ss',
-  })
+  .string({ error: typeError('a string yyyy-MM-dd HH:mm:ss') })
   .refine(isTimestamp, 'must be a real date and time in the form yyyy-MM-dd HH:mm:ss');

@@ -15,9 +15,10 @@ export function charCount(value: string): number {
   return count;
 }
 
-function typeError(expected: string) {
+/** Error text for a wrong type: `is required` when missing or null, else `must be <expected>`. */
+export function typeError(expected: string) {
   return (issue: { input: unknown }) =>
-    issue.input === undefined ? 'is required' : `must be ${expected}`;
+    issue.input === undefined || issue.input === null ? 'is required' : `must be ${expected}`;
 }
 
 /** A string of `min` to `max` characters (order-api 2.9 "Length / range"). */
@@ -31,11 +32,15 @@ export function text(min: number, max: number) {
 /** An integer between `min` and `max` inclusive. */
 export function int(min: number, max: number) {
   const range = `must be between ${min} and ${max}`;
-  return z
-    .number({ error: typeError('a number') })
-    .int({ error: 'must be an integer' })
-    .min(min, { error: range })
-    .max(max, { error: range });
+  return (
+    z
+      .number({ error: typeError('a number') })
+      // A refinement rather than .int(): zod's int check aborts the whole object, which would hide
+      // the other fields' problems (and the 4.2 rules) behind one fraction.
+      .refine(Number.isInteger, 'must be an integer')
+      .min(min, { error: range })
+      .max(max, { error: range })
+  );
 }
 
 /** An amount in cents: a whole number, never a float (order-api conventions). */
@@ -81,9 +86,12 @@ export function toFieldIssues(error: z.ZodError, prefix = ''): FieldIssue[] {
     for (const issue of issues) {
       const path = [...base, ...issue.path];
       if (issue.code === 'invalid_union' && issue.errors.length > 0) {
-        // Report the branch that got furthest (fewest issues) rather than "invalid input".
-        const best = [...issue.errors].sort((a, b) => a.length - b.length)[0];
-        if (best && best.length > 0) {
+        // When some branch got past the union's own level (e.g. a discriminated object with a bad
+        // field), that branch's issues say more than "invalid input"; when every branch failed at
+        // the union itself, the union's own message describes the accepted shapes.
+        const deeper = issue.errors.filter((branch) => branch.some((i) => i.path.length > 0));
+        const best = [...deeper].sort((a, b) => a.length - b.length)[0];
+        if (best) {
           visit(best, path);
           continue;
         }
