@@ -6,8 +6,9 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { report } from './harness.js';
 import { benchProtocol } from './protocol.bench.js';
+import { benchReceipt } from './receipt.bench.js';
 
 const quick = process.argv.includes('--quick');
 const minMs = quick ? 200 : 2000;
-const results = [...benchProtocol(minMs)];
+const results = [...benchProtocol(minMs), ...benchReceipt(minMs)];
 report(results, join(dirname(fileURLToPath(import.meta.url)), 'results.json'));

@@ -7,6 +7,7 @@
 import { Command, CommanderError } from 'commander';
 import { registerEnvelopes } from './cli/envelopes.js';
 import { registerKeys } from './cli/keys.js';
+import { registerRender } from './cli/render.js';
 import { isAgentError } from './errors.js';
 import { VERSION } from './version.js';
 
@@ -19,6 +20,7 @@ export function buildProgram(): Command {
     .exitOverride();
   registerKeys(program);
   registerEnvelopes(program);
+  registerRender(program);
   return program;
 }
 

@@ -1,0 +1,54 @@
+/**
+ * Rendering a 20-item receipt end to end (model, layout, code-page mapping, encoding, text twin)
+ * beside the floor: the encoder library encoding the same finished lines directly, with no model,
+ * layout or mapping work. The ratio is what our receipt logic costs on top of the encoder.
+ */
+import type { Codepage } from '@point-of-sale/codepage-encoder';
+import ReceiptPrinterEncoder from '@point-of-sale/receipt-printer-encoder';
+import { printInstructionSchema } from '../src/protocol/print-protocol.js';
+import { getProfile } from '../src/receipt/profile.js';
+import { receiptOptions } from '../src/receipt/options.js';
+import { renderReceipt } from '../src/receipt/render.js';
+import { type Comparison, compare, measure } from './harness.js';
+
+export function benchReceipt(minMs: number): Comparison[] {
+  const instruction = printInstructionSchema.parse({
+    jobId: 'P-BENCH',
+    orderNo: 'O-BENCH-0001',
+    pickUpNo: 'A023',
+    createTime: '2026-11-25 12:30:05',
+    order: {
+      productInfo: Array.from({ length: 20 }, (_, i) => ({
+        productName: `Menu item number ${i + 1} with a longer name`,
+        price: 12_500 + i * 25,
+        quantity: 1 + (i % 3),
+      })),
+      orderType: 2,
+      paymentWay: 1,
+      serviceFee: 1000,
+      paymentChannel: 'CHANNEL_B_URL',
+      paymentTransactionId: 'MCH-1',
+      transactionCreateTime: '2026-11-25 12:29:00',
+      transactionReturnTime: '2026-11-25 12:29:30',
+      customPrintContext: 'Thank you for dining with us!\nFree Wi-Fi: CafeGuest',
+    },
+  });
+  const profile = getProfile('generic-80mm');
+  const options = receiptOptions({ header: ['Kusina ni Lola', '123 Mabini St.'], footer: ['Salamat po!'], qr: true });
+  const input = { source: { kind: 'instruction' as const, instruction }, profile, options };
+  const lines = renderReceipt(input).text.split('\n');
+
+  const subject = measure('renderReceipt (20 items)', () => renderReceipt(input), minMs);
+  const baseline = measure(
+    'encoder alone, same lines',
+    () => {
+      const encoder = new ReceiptPrinterEncoder({ columns: 48, newline: '\n', codepageMapping: profile.codepageNumbers });
+      encoder.initialize().codepage(profile.codepage as Codepage);
+      for (const line of lines) encoder.line(line);
+      encoder.raw([0x1d, 0x56, 0x42, 0x00]);
+      return encoder.encode();
+    },
+    minMs,
+  );
+  return [compare('render a 20-item receipt', subject, baseline)];
+}

@@ -1,0 +1,77 @@
+/** `printer-agent render`: an instruction or an order record to a receipt, without a printer. */
+import type { Command } from 'commander';
+import { InvalidArgumentError } from 'commander';
+import { AgentError } from '../errors.js';
+import { orderRecordSchema } from '../protocol/order-record.js';
+import { printInstructionSchema } from '../protocol/print-protocol.js';
+import { describeIssues, parseWith } from '../protocol/validation.js';
+import { receiptOptionsSchema } from '../receipt/options.js';
+import { getProfile } from '../receipt/profile.js';
+import { type ReceiptSource, renderReceipt } from '../receipt/render.js';
+import { readJsonObject } from './io.js';
+
+const FORMATS = ['text', 'escpos', 'hex'] as const;
+type Format = (typeof FORMATS)[number];
+
+/** An instruction has `jobId` and `order`; an order record has `orderInnerNo` and `skuList`. */
+export function readReceiptSource(file: string): ReceiptSource {
+  const value = readJsonObject(file);
+  if ('orderInnerNo' in value) {
+    const parsed = parseWith(orderRecordSchema, value);
+    if (!parsed.ok) throw new AgentError('PARAM_INVALID', `${file}: ${describeIssues(parsed.issues)}`, { issues: parsed.issues });
+    return { kind: 'record', record: parsed.value };
+  }
+  if ('order' in value || 'jobId' in value) {
+    const parsed = parseWith(printInstructionSchema, value);
+    if (!parsed.ok) throw new AgentError('PARAM_INVALID', `${file}: ${describeIssues(parsed.issues)}`, { issues: parsed.issues });
+    return { kind: 'instruction', instruction: parsed.value };
+  }
+  throw new AgentError(
+    'INPUT_INVALID',
+    `${file}: must be a print instruction (jobId, orderNo, order, ...) or an order record (orderInnerNo, skuList, ...)`,
+  );
+}
+
+/** 16 bytes per line, offset first: easy to compare with a command reference. */
+export function hexDump(bytes: Uint8Array): string {
+  const lines: string[] = [];
+  for (let i = 0; i < bytes.length; i += 16) {
+    const chunk = [...bytes.subarray(i, i + 16)];
+    const hex = chunk.map((b) => b.toString(16).padStart(2, '0')).join(' ');
+    const ascii = chunk.map((b) => (b >= 0x20 && b < 0x7f ? String.fromCharCode(b) : '.')).join('');
+    lines.push(`${i.toString(16).padStart(6, '0')}  ${hex.padEnd(47)}  ${ascii}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+export function registerRender(program: Command): void {
+  program
+    .command('render')
+    .description('render a print instruction or an order record as a receipt (text, ESC/POS bytes or hex)')
+    .argument('<file.json>', 'print instruction or order record, or - for standard input')
+    .option('--profile <id>', 'printer profile from config/printers/', 'generic-80mm')
+    .option(
+      '--format <format>',
+      'text (the text twin), escpos (raw bytes) or hex',
+      (v: string) => {
+        if (!(FORMATS as readonly string[]).includes(v)) throw new InvalidArgumentError(`must be one of ${FORMATS.join(', ')}`);
+        return v as Format;
+      },
+      'text',
+    )
+    .option('--options <file>', 'receipt options JSON: header, footer, money {currency, locale, display}, qr')
+    .action((file: string, opts: { profile: string; format: Format; options?: string }) => {
+      const profile = getProfile(opts.profile);
+      let options = receiptOptionsSchema.parse({});
+      if (opts.options) {
+        const parsed = parseWith(receiptOptionsSchema, readJsonObject(opts.options));
+        if (!parsed.ok) throw new AgentError('INPUT_INVALID', `${opts.options}: ${describeIssues(parsed.issues)}`);
+        options = parsed.value;
+      }
+      const rendered = renderReceipt({ source: readReceiptSource(file), profile, options });
+      for (const warning of rendered.warnings) process.stderr.write(`warning: ${warning}\n`);
+      if (opts.format === 'text') process.stdout.write(rendered.text);
+      else if (opts.format === 'hex') process.stdout.write(hexDump(rendered.bytes));
+      else process.stdout.write(rendered.bytes);
+    });
+}

@@ -1,0 +1,162 @@
+/**
+ * What a printer can print. Each profile prints text in one single-byte code page, plus CJK
+ * through `FS &` + GB18030 when it has a CJK font. Text is mapped before layout, so widths are
+ * right and nothing is lost silently:
+ * - common typography the code pages lack is transliterated (curly quotes, dashes, ellipsis);
+ * - currency signs become the ISO code (`₱` -> `PHP`; escpos-notes "Currency signs");
+ * - wide CJK characters stay when the profile has a CJK font (encoded later as GB18030);
+ * - anything else becomes `?` and is reported, so the job carries a warning.
+ *
+ * Code-page positions 0x00-0x1F and 0x7F hold graphics in PC437 and friends (`←` is 0x1B, ESC),
+ * so characters that would encode there are never printable: text must never produce a command.
+ */
+import CodepageEncoder, { type Codepage } from '@point-of-sale/codepage-encoder';
+import iconv from 'iconv-lite';
+import type { PrinterProfile } from './profile.js';
+import { charWidth } from './width.js';
+
+export const REPLACEMENT = '?';
+
+/** Currency signs that single-byte code pages mostly lack, by ISO 4217 code. */
+export const CURRENCY_CODES: Readonly<Record<string, string>> = {
+  '₱': 'PHP',
+  '₹': 'INR',
+  '₩': 'KRW',
+  '₺': 'TRY',
+  '₽': 'RUB',
+  '₴': 'UAH',
+  '₦': 'NGN',
+  '₫': 'VND',
+  '฿': 'THB',
+  '₪': 'ILS',
+  '₸': 'KZT',
+  '₼': 'AZN',
+  '₾': 'GEL',
+  '৳': 'BDT',
+  '₭': 'LAK',
+  '₮': 'MNT',
+  '₡': 'CRC',
+  '₵': 'GHS',
+  '₲': 'PYG',
+  '€': 'EUR',
+  '£': 'GBP',
+  '¥': 'JPY',
+};
+
+const TRANSLITERATIONS: Readonly<Record<string, string>> = {
+  '\u00A0': ' ',
+  '\u2002': ' ',
+  '\u2003': ' ',
+  '\u2009': ' ',
+  '\u202F': ' ',
+  '\u2010': '-',
+  '\u2011': '-',
+  '\u2012': '-',
+  '\u2013': '-',
+  '\u2014': '-',
+  '\u2015': '-',
+  '\u2212': '-',
+  '\u2018': "'",
+  '\u2019': "'",
+  '\u201A': "'",
+  '\u201B': "'",
+  '\u201C': '"',
+  '\u201D': '"',
+  '\u201E': '"',
+  '\u2026': '...',
+  '\u2022': '*',
+  '\u00D7': 'x',
+};
+
+export interface MappedText {
+  text: string;
+  /** Characters replaced by `?`, each once, in order of appearance. */
+  unprintable: string[];
+}
+
+export interface Charset {
+  readonly codepage: Codepage;
+  /** True when `ch` prints from the code page. */
+  inCodepage(ch: string): boolean;
+  /** True when `ch` prints through the CJK font (`FS &` + GB18030). */
+  isCjk(ch: string): boolean;
+  /** The printable form of `text`. */
+  map(text: string): MappedText;
+}
+
+const codepageSets = new Map<string, ReadonlySet<number>>();
+
+function printableCodepoints(codepage: Codepage): ReadonlySet<number> {
+  let set = codepageSets.get(codepage);
+  if (!set) {
+    const table = CodepageEncoder.getCodepoints(codepage, true);
+    const points = new Set<number>();
+    // ASCII 0x20-0x7E is the same in every code page the encoder offers us; above it, the table.
+    for (let byte = 0x20; byte < table.length; byte++) {
+      const cp = table[byte];
+      if (byte !== 0x7f && cp !== undefined && cp !== 0) points.add(cp);
+    }
+    set = points;
+    codepageSets.set(codepage, set);
+  }
+  return set;
+}
+
+/** GB18030 two-byte characters only: the four-byte range is beyond what printer fonts carry. */
+function gbTwoByte(ch: string): boolean {
+  const bytes = iconv.encode(ch, 'gb18030');
+  return bytes.length === 2 && bytes[0]! >= 0x81 && bytes[1]! >= 0x40;
+}
+
+export function charsetFor(profile: PrinterProfile): Charset {
+  const codepage = profile.codepage as Codepage;
+  const points = printableCodepoints(codepage);
+  const cjkCache = new Map<string, boolean>();
+  const inCodepage = (ch: string) => points.has(ch.codePointAt(0) ?? -1);
+  const isCjk = (ch: string) => {
+    if (!profile.cjk || charWidth(ch) !== 2) return false;
+    let ok = cjkCache.get(ch);
+    if (ok === undefined) {
+      ok = gbTwoByte(ch);
+      cjkCache.set(ch, ok);
+    }
+    return ok;
+  };
+  return {
+    codepage,
+    inCodepage,
+    isCjk,
+    map(text: string): MappedText {
+      let out = '';
+      const unprintable: string[] = [];
+      const chars = [...text];
+      for (let i = 0; i < chars.length; i++) {
+        const ch = chars[i]!;
+        if (inCodepage(ch) || isCjk(ch)) {
+          out += ch;
+          continue;
+        }
+        const iso = CURRENCY_CODES[ch];
+        if (iso !== undefined) {
+          // `₱50` reads as `PHP 50`, not `PHP50`.
+          out += /[0-9]/.test(chars[i + 1] ?? '') ? `${iso} ` : iso;
+          continue;
+        }
+        const translit = TRANSLITERATIONS[ch];
+        if (translit !== undefined) {
+          out += translit;
+          continue;
+        }
+        // Compatibility forms (fullwidth Latin, ligatures, superscripts) print as their plain form.
+        const compat = ch.normalize('NFKC');
+        if (compat !== ch && [...compat].every((c) => inCodepage(c) || isCjk(c))) {
+          out += compat;
+          continue;
+        }
+        out += REPLACEMENT;
+        if (!unprintable.includes(ch)) unprintable.push(ch);
+      }
+      return { text: out, unprintable };
+    },
+  };
+}

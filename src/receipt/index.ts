@@ -1,0 +1,11 @@
+/** Receipt rendering: order -> model -> layout -> ESC/POS bytes and text twin. */
+export * from './charset.js';
+export * from './encode.js';
+export * from './layout.js';
+export * from './model.js';
+export * from './options.js';
+export * from './profile.js';
+export * from './render.js';
+export * from './sanitize.js';
+export * from './text.js';
+export * from './width.js';

@@ -1,0 +1,286 @@
+/**
+ * Layout: a receipt and a printer profile become a list of layout commands, one per printed line
+ * (plus QR, feed and cut). Every line is already mapped to what the printer can print, wrapped
+ * and padded to the exact column count, so the ESC/POS encoder and the text twin render the
+ * same thing and tests can assert on meaning before bytes.
+ *
+ * Alignment is done with spaces in normal size, never with `ESC a`, so that the text twin is
+ * column-exact and a line's position never depends on printer state.
+ */
+import { formatMoney, type MoneyFormat } from '../protocol/money.js';
+import type { Charset } from './charset.js';
+import type { Receipt, ReceiptMarkings } from './model.js';
+import type { ReceiptOptions } from './options.js';
+import { type PrinterProfile, profileColumns } from './profile.js';
+import { displayWidth, wrap } from './width.js';
+
+export interface Style {
+  bold: boolean;
+  underline: boolean;
+  invert: boolean;
+  /** Character width and height multipliers (`GS !`). */
+  width: 1 | 2;
+  height: 1 | 2;
+}
+
+export const PLAIN: Style = { bold: false, underline: false, invert: false, width: 1, height: 1 };
+
+export interface Segment {
+  text: string;
+  style: Style;
+}
+
+export type LayoutCommand =
+  | { kind: 'line'; segments: Segment[] }
+  | { kind: 'qr'; data: string }
+  | { kind: 'feed'; lines: number }
+  | { kind: 'cut'; type: 'partial' | 'full' };
+
+export interface Layout {
+  columns: number;
+  commands: LayoutCommand[];
+  /** Printing problems found while laying out: unprintable characters, missing capabilities. */
+  warnings: string[];
+}
+
+type Align = 'left' | 'center' | 'right';
+
+/** Lays out lines for one printer; the only place that knows about columns. */
+class Sheet {
+  readonly commands: LayoutCommand[] = [];
+  readonly warnings: string[] = [];
+  private readonly unprintable = new Set<string>();
+
+  constructor(
+    readonly columns: number,
+    private readonly charset: Charset,
+  ) {}
+
+  /** Printable form of a data text; unprintable characters are remembered for one warning. */
+  printable(text: string): string {
+    const mapped = this.charset.map(text);
+    for (const ch of mapped.unprintable) this.unprintable.add(ch);
+    return mapped.text;
+  }
+
+  finish(): void {
+    if (this.unprintable.size > 0) {
+      const list = [...this.unprintable]
+        .map((ch) => `U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`)
+        .join(', ');
+      this.warnings.push(`characters not printable on this printer were replaced by '?': ${list}`);
+    }
+  }
+
+  blank(): void {
+    this.commands.push({ kind: 'line', segments: [] });
+  }
+
+  rule(char = '-'): void {
+    this.commands.push({
+      kind: 'line',
+      segments: [{ text: char.repeat(this.columns), style: PLAIN }],
+    });
+  }
+
+  private pushLine(text: string, style: Style, align: Align, indent = 0): void {
+    const used = displayWidth(text) * style.width;
+    const free = Math.max(0, this.columns - used - indent);
+    const pad = indent + (align === 'center' ? Math.floor(free / 2) : align === 'right' ? free : 0);
+    const segments: Segment[] = [];
+    if (pad > 0) segments.push({ text: ' '.repeat(pad), style: PLAIN });
+    if (text !== '') segments.push({ text, style });
+    this.commands.push({ kind: 'line', segments });
+  }
+
+  /** A paragraph of data text, wrapped to the width available at this character size. */
+  text(value: string, options: { style?: Style; align?: Align; indent?: number } = {}): void {
+    const style = options.style ?? PLAIN;
+    const indent = options.indent ?? 0;
+    const room = Math.max(1, Math.floor((this.columns - indent) / style.width));
+    for (const line of wrap(this.printable(value), room))
+      this.pushLine(line, style, options.align ?? 'left', indent);
+  }
+
+  /** Several paragraphs separated by line breaks (custom print content, remark). */
+  paragraphs(value: string, options: { style?: Style; indent?: number } = {}): void {
+    for (const paragraph of value.split('\n')) this.text(paragraph, options);
+  }
+
+  /**
+   * A label on the left and a value on the right (`Subtotal ... ₱300.00`). When both do not fit
+   * on one line, the label wraps beside the value; when the value alone is too wide, it goes on
+   * its own right-aligned line(s) below the label.
+   */
+  row(label: string, value: string, options: { style?: Style; indent?: number } = {}): void {
+    const style = options.style ?? PLAIN;
+    const indent = options.indent ?? 0;
+    const left = this.printable(label);
+    const right = this.printable(value);
+    const room = Math.floor((this.columns - indent) / style.width);
+    const rightWidth = displayWidth(right);
+    const minLeft = Math.min(displayWidth(left), 8);
+    if (rightWidth + 1 + minLeft > room) {
+      this.text(label, { style, indent });
+      for (const line of wrap(right, room)) this.pushLine(line, style, 'right');
+      return;
+    }
+    const lines = wrap(left, room - rightWidth - 1);
+    lines.forEach((line, i) => {
+      const segments: Segment[] = [];
+      if (indent > 0) segments.push({ text: ' '.repeat(indent), style: PLAIN });
+      if (i === 0) {
+        const gap = room - displayWidth(line) - rightWidth;
+        segments.push({ text: line + ' '.repeat(gap) + right, style });
+      } else if (line !== '') {
+        segments.push({ text: line, style });
+      }
+      this.commands.push({ kind: 'line', segments });
+    });
+  }
+
+  qr(data: string): void {
+    this.commands.push({ kind: 'qr', data });
+  }
+}
+
+const BOLD: Style = { ...PLAIN, bold: true };
+const BIG: Style = { ...PLAIN, bold: true, width: 2, height: 2 };
+const TALL_BOLD: Style = { ...PLAIN, bold: true, height: 2 };
+const MARK: Style = { ...PLAIN, bold: true, invert: true };
+
+/** The money format to print with: the symbol when the printer can print it, else the ISO code. */
+function printableMoney(format: MoneyFormat, charset: Charset): MoneyFormat {
+  if (format.display !== 'symbol') return format;
+  const sample = formatMoney(-123456, format);
+  const printable = [...sample].every((ch) => charset.inCodepage(ch));
+  return printable ? format : { ...format, display: 'code' };
+}
+
+export interface LayoutInput {
+  receipt: Receipt;
+  profile: PrinterProfile;
+  charset: Charset;
+  options: ReceiptOptions;
+  markings?: ReceiptMarkings;
+}
+
+export function layoutReceipt(input: LayoutInput): Layout {
+  const { receipt: r, profile, charset, options } = input;
+  const columns = profileColumns(profile);
+  const sheet = new Sheet(columns, charset);
+  const moneyFormat = printableMoney(options.money, charset);
+  const money = (cents: number) => formatMoney(cents, moneyFormat);
+
+  // Header: the store name large, then address, tax id...
+  options.header.forEach((line, i) => {
+    sheet.text(line, { style: i === 0 ? TALL_BOLD : PLAIN, align: 'center' });
+  });
+  if (options.header.length > 0) sheet.rule('=');
+
+  // Markings first: whoever hands out the receipt must see them.
+  const m = input.markings ?? {};
+  if (m.reprint) {
+    sheet.text(` REPRINT #${m.reprint.count} `, { style: MARK, align: 'center' });
+    sheet.text(`Original: ${m.reprint.originalTime}`, { align: 'center' });
+  }
+  if (m.possibleDuplicate) sheet.text(' POSSIBLE DUPLICATE ', { style: MARK, align: 'center' });
+  if (m.late) sheet.text(' LATE ', { style: MARK, align: 'center' });
+  if (m.reprint || m.possibleDuplicate || m.late) sheet.blank();
+
+  if (r.banner) sheet.text(r.banner, { style: BIG, align: 'center' });
+  if (r.pickUpNo) {
+    sheet.text('PICK-UP CODE', { style: BOLD, align: 'center' });
+    sheet.text(r.pickUpNo, { style: BIG, align: 'center' });
+  }
+  if (r.takeoutNo) {
+    sheet.text('TAKEOUT NO.', { style: BOLD, align: 'center' });
+    sheet.text(r.takeoutNo, { style: BIG, align: 'center' });
+  }
+  if (r.banner || r.pickUpNo || r.takeoutNo) sheet.rule();
+
+  sheet.row('Order no.', r.orderNo);
+  if (r.createTime) sheet.row('Created', r.createTime);
+  if (r.paymentTime) sheet.row('Paid', r.paymentTime);
+  for (const ref of r.references) sheet.row(ref.label, ref.value);
+  sheet.rule();
+
+  for (const item of r.items) {
+    sheet.text(item.name, { style: BOLD });
+    sheet.row(`${item.quantity} x ${money(item.unitPrice)}`, money(item.lineTotal), { indent: 2 });
+    for (const option of item.options) {
+      for (const opt of option.items) {
+        const label = option.name ? `+ ${option.name}: ${opt.name}` : `+ ${opt.name}`;
+        if (opt.price !== null && opt.price !== 0)
+          sheet.row(label, money(opt.price), { indent: 4 });
+        else sheet.text(label, { indent: 4 });
+      }
+    }
+  }
+  sheet.rule();
+
+  sheet.row('Subtotal', money(r.subtotal));
+  for (const a of r.adjustments) sheet.row(a.label, money(a.amount));
+  if (r.discount) {
+    sheet.row(r.discount.label, money(r.discount.amount));
+    if (r.discount.discounterName) sheet.row('Name', r.discount.discounterName, { indent: 2 });
+    if (r.discount.cardNo) sheet.row('Card no.', r.discount.cardNo, { indent: 2 });
+    if (r.discount.validity) sheet.row('Valid until', r.discount.validity, { indent: 2 });
+  }
+  sheet.rule('=');
+  sheet.row('TOTAL', money(r.total), { style: TALL_BOLD });
+  if (r.amountPaid !== null) sheet.row('Amount paid', money(r.amountPaid));
+  sheet.rule();
+
+  const p = r.payment;
+  const paymentRows: Array<[string, string | null]> = [
+    ['Payment', p.way],
+    ['Channel', p.channel],
+    ['Status', p.status],
+    ['Transaction ID', p.transactionId],
+    ['Merchant order no.', p.merchantOrderNo],
+    ['Platform', p.platform],
+    ['Transaction created', p.transactionCreated],
+    ['Transaction closed', p.transactionClosed],
+  ];
+  const shown = paymentRows.filter((row): row is [string, string] => row[1] !== null);
+  for (const [label, value] of shown) sheet.row(label, value);
+  if (shown.length > 0) sheet.rule();
+
+  if (r.takeout) {
+    sheet.text('DELIVERY', { style: BOLD });
+    if (r.takeout.userName) sheet.row('Name', r.takeout.userName);
+    if (r.takeout.userPhone) sheet.row('Phone', r.takeout.userPhone);
+    if (r.takeout.userAddress) {
+      sheet.text('Address:');
+      sheet.text(r.takeout.userAddress, { indent: 2 });
+    }
+    sheet.rule();
+  }
+
+  if (r.customContent) {
+    sheet.paragraphs(r.customContent);
+    sheet.rule();
+  }
+  if (r.remark) {
+    sheet.text('Remark:', { style: BOLD });
+    sheet.paragraphs(r.remark, { indent: 2 });
+    sheet.rule();
+  }
+
+  for (const line of options.footer) sheet.text(line, { align: 'center' });
+  if (options.qr) {
+    if (profile.qr) {
+      sheet.blank();
+      sheet.qr(r.orderNo);
+    } else {
+      sheet.warnings.push(`QR code skipped: profile ${profile.id} cannot print QR codes`);
+    }
+  }
+
+  if (profile.cutter === 'none')
+    sheet.commands.push({ kind: 'feed', lines: profile.tearFeedLines });
+  else sheet.commands.push({ kind: 'cut', type: profile.cutter });
+  sheet.finish();
+  return { columns, commands: sheet.commands, warnings: sheet.warnings };
+}

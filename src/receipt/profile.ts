@@ -1,0 +1,120 @@
+/**
+ * Printer profiles: what a model can do, as data (`config/printers/*.json`), in the shape of
+ * escpos-printer-db and ReceiptPrinterEncoder's printer definitions. The layout reads columns and
+ * capabilities from here; nothing about a model is hard-coded in the renderer.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import CodepageEncoder from '@point-of-sale/codepage-encoder';
+import { z } from 'zod';
+import { AgentError } from '../errors.js';
+import { PACKAGE_ROOT } from '../package-root.js';
+import { describeIssues, parseWith } from '../protocol/validation.js';
+
+export const PROFILES_DIR = join(PACKAGE_ROOT, 'config', 'printers');
+
+const codepageName = z
+  .string()
+  .refine(
+    (name) => CodepageEncoder.supports(name),
+    'must be a code page name known to the encoder, e.g. cp858',
+  );
+
+export const profileSchema = z.object({
+  id: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9.-]{0,63}$/, 'must be lower-case letters, digits, dot or dash'),
+  name: z.string().min(1),
+  paperWidthMm: z.union([z.literal(58), z.literal(80)]),
+  dotsPerLine: z.number().int().min(200).max(1000),
+  fonts: z.object({
+    A: z.object({ columns: z.number().int().min(16).max(80) }),
+    B: z.object({ columns: z.number().int().min(16).max(100) }).optional(),
+  }),
+  /** Font of the body text; B prints more columns in smaller type. */
+  font: z.enum(['A', 'B']).default('A'),
+  /** The code page text is encoded in, and its `ESC t` number on this model (clones renumber). */
+  codepage: codepageName,
+  codepageNumbers: z.record(codepageName, z.number().int().min(0).max(255)),
+  /** Double-byte CJK through `FS &` in this encoding, or null when the model has no CJK font. */
+  cjk: z
+    .object({ encoding: z.literal('gb18030') })
+    .nullable()
+    .default(null),
+  cutter: z.enum(['partial', 'full', 'none']),
+  /** Lines to feed before tearing off, on models without a cutter. */
+  tearFeedLines: z.number().int().min(0).max(20).default(4),
+  drawer: z.boolean(),
+  qr: z.boolean(),
+  /** How a job is confirmed: `GS ( H` process id, `GS r 1` status after the data, or not at all. */
+  confirm: z.enum(['process-id', 'status', 'none']),
+  /** Whether the model answers real-time status (`DLE EOT`); cheap clones often stay silent. */
+  realtimeStatus: z.boolean(),
+});
+
+export type PrinterProfile = z.output<typeof profileSchema>;
+
+/** Column count of the profile's body font. */
+export function profileColumns(profile: PrinterProfile): number {
+  const font = profile.font === 'B' ? profile.fonts.B : profile.fonts.A;
+  return (font ?? profile.fonts.A).columns;
+}
+
+export function parseProfile(value: unknown, source: string): PrinterProfile {
+  const parsed = parseWith(profileSchema, value);
+  if (!parsed.ok) {
+    throw new AgentError('PROFILE_INVALID', `${source}: ${describeIssues(parsed.issues)}`, {
+      issues: parsed.issues,
+    });
+  }
+  const profile = parsed.value;
+  if (profile.codepageNumbers[profile.codepage] === undefined) {
+    throw new AgentError(
+      'PROFILE_INVALID',
+      `${source}: codepageNumbers: must give the ESC t number of ${profile.codepage}`,
+    );
+  }
+  if (profile.font === 'B' && !profile.fonts.B) {
+    throw new AgentError('PROFILE_INVALID', `${source}: fonts.B: is required when font is B`);
+  }
+  return profile;
+}
+
+let cache: Map<string, PrinterProfile> | undefined;
+
+/** Every profile shipped in `config/printers/`, by id. */
+export function loadProfiles(dir = PROFILES_DIR): Map<string, PrinterProfile> {
+  if (dir === PROFILES_DIR && cache) return cache;
+  const profiles = new Map<string, PrinterProfile>();
+  for (const file of readdirSync(dir)
+    .filter((f) => f.endsWith('.json'))
+    .sort()) {
+    const path = join(dir, file);
+    let value: unknown;
+    try {
+      value = JSON.parse(readFileSync(path, 'utf8'));
+    } catch (cause) {
+      throw new AgentError('PROFILE_INVALID', `${path}: is not valid JSON`, { cause });
+    }
+    const profile = parseProfile(value, path);
+    if (`${profile.id}.json` !== file) {
+      throw new AgentError('PROFILE_INVALID', `${path}: id: must match the file name (${file})`);
+    }
+    profiles.set(profile.id, profile);
+  }
+  if (dir === PROFILES_DIR) cache = profiles;
+  return profiles;
+}
+
+/** The profile with this id; an unknown id is a permanent error naming the known ones. */
+export function getProfile(id: string, dir = PROFILES_DIR): PrinterProfile {
+  const profiles = loadProfiles(dir);
+  const profile = profiles.get(id);
+  if (!profile) {
+    throw new AgentError(
+      'PROFILE_MISSING',
+      `profile ${JSON.stringify(id)}: not found; known: ${[...profiles.keys()].join(', ')}`,
+    );
+  }
+  return profile;
+}

@@ -1,0 +1,67 @@
+/**
+ * The receipt room's front door: an order (print instruction or order record) and a printer
+ * profile in; the model, the layout, ESC/POS bytes and the text twin out, with every warning.
+ */
+import { AgentError } from '../errors.js';
+import type { OrderRecord } from '../protocol/order-record.js';
+import type { PrintInstruction } from '../protocol/print-protocol.js';
+import { charsetFor } from './charset.js';
+import { encodeLayout } from './encode.js';
+import { receiptFromInstruction } from './from-instruction.js';
+import { receiptFromRecord } from './from-record.js';
+import { type Layout, layoutReceipt } from './layout.js';
+import type { Receipt, ReceiptMarkings } from './model.js';
+import type { ReceiptOptions } from './options.js';
+import type { PrinterProfile } from './profile.js';
+import { layoutToText } from './text.js';
+
+export type ReceiptSource =
+  | { kind: 'instruction'; instruction: PrintInstruction }
+  | { kind: 'record'; record: OrderRecord };
+
+export interface RenderInput {
+  source: ReceiptSource;
+  profile: PrinterProfile;
+  options: ReceiptOptions;
+  markings?: ReceiptMarkings;
+}
+
+export interface Rendered {
+  receipt: Receipt;
+  layout: Layout;
+  bytes: Uint8Array;
+  text: string;
+  /** Model and layout warnings together: attach them to the job. */
+  warnings: string[];
+}
+
+export function toReceipt(source: ReceiptSource): Receipt {
+  return source.kind === 'instruction'
+    ? receiptFromInstruction(source.instruction)
+    : receiptFromRecord(source.record);
+}
+
+export function renderReceipt(input: RenderInput): Rendered {
+  try {
+    const receipt = toReceipt(input.source);
+    const charset = charsetFor(input.profile);
+    const layout = layoutReceipt({
+      receipt,
+      profile: input.profile,
+      charset,
+      options: input.options,
+      markings: input.markings,
+    });
+    return {
+      receipt,
+      layout,
+      bytes: encodeLayout(layout, input.profile, charset),
+      text: layoutToText(layout),
+      warnings: [...receipt.warnings, ...layout.warnings],
+    };
+  } catch (cause) {
+    if (cause instanceof AgentError) throw cause;
+    const detail = cause instanceof Error ? cause.message : String(cause);
+    throw new AgentError('RENDER_FAILED', `cannot render the receipt: ${detail}`, { cause });
+  }
+}

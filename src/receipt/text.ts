@@ -1,0 +1,32 @@
+/**
+ * The text twin: the layout rendered as plain text, column for column what the paper shows.
+ * Tests compare it with golden files and with what the emulator decodes from our bytes; the CLI
+ * and logs show it. Styles do not show here (double-width text is written once, at its position);
+ * a QR code is one line `[QR: content]`; a cut ends the text; a tear-off feed is blank lines.
+ */
+import type { Layout } from './layout.js';
+
+export function layoutToText(layout: Layout): string {
+  const lines: string[] = [];
+  for (const command of layout.commands) {
+    switch (command.kind) {
+      case 'line':
+        lines.push(
+          command.segments
+            .map((s) => s.text)
+            .join('')
+            .replace(/ +$/, ''),
+        );
+        break;
+      case 'qr':
+        lines.push(`[QR: ${command.data}]`);
+        break;
+      case 'feed':
+        for (let i = 0; i < command.lines; i++) lines.push('');
+        break;
+      case 'cut':
+        break;
+    }
+  }
+  return `${lines.join('\n')}\n`;
+}
