@@ -6,8 +6,8 @@
 import type { Codepage } from '@point-of-sale/codepage-encoder';
 import ReceiptPrinterEncoder from '@point-of-sale/receipt-printer-encoder';
 import { printInstructionSchema } from '../src/protocol/print-protocol.js';
-import { getProfile } from '../src/receipt/profile.js';
 import { receiptOptions } from '../src/receipt/options.js';
+import { getProfile } from '../src/receipt/profile.js';
 import { renderReceipt } from '../src/receipt/render.js';
 import { type Comparison, compare, measure } from './harness.js';
 
@@ -34,7 +34,11 @@ export function benchReceipt(minMs: number): Comparison[] {
     },
   });
   const profile = getProfile('generic-80mm');
-  const options = receiptOptions({ header: ['Kusina ni Lola', '123 Mabini St.'], footer: ['Salamat po!'], qr: true });
+  const options = receiptOptions({
+    header: ['Kusina ni Lola', '123 Mabini St.'],
+    footer: ['Salamat po!'],
+    qr: true,
+  });
   const input = { source: { kind: 'instruction' as const, instruction }, profile, options };
   const lines = renderReceipt(input).text.split('\n');
 
@@ -42,7 +46,11 @@ export function benchReceipt(minMs: number): Comparison[] {
   const baseline = measure(
     'encoder alone, same lines',
     () => {
-      const encoder = new ReceiptPrinterEncoder({ columns: 48, newline: '\n', codepageMapping: profile.codepageNumbers });
+      const encoder = new ReceiptPrinterEncoder({
+        columns: 48,
+        newline: '\n',
+        codepageMapping: profile.codepageNumbers,
+      });
       encoder.initialize().codepage(profile.codepage as Codepage);
       for (const line of lines) encoder.line(line);
       encoder.raw([0x1d, 0x56, 0x42, 0x00]);

@@ -19,7 +19,10 @@ export const ERROR_CODES = {
   KEY_INVALID: { retryable: false, summary: 'key is not a usable RSA key in PEM form' },
   KEY_TOO_SHORT: { retryable: false, summary: 'RSA key shorter than 2048 bits' },
   // Receipts and printer profiles.
-  PROFILE_INVALID: { retryable: false, summary: 'a printer profile file breaks the profile schema' },
+  PROFILE_INVALID: {
+    retryable: false,
+    summary: 'a printer profile file breaks the profile schema',
+  },
   PROFILE_MISSING: { retryable: false, summary: 'no printer profile with this id' },
   RENDER_FAILED: { retryable: false, summary: 'the receipt cannot be rendered from this order' },
   // Command line and input files.

@@ -18,12 +18,18 @@ export function readReceiptSource(file: string): ReceiptSource {
   const value = readJsonObject(file);
   if ('orderInnerNo' in value) {
     const parsed = parseWith(orderRecordSchema, value);
-    if (!parsed.ok) throw new AgentError('PARAM_INVALID', `${file}: ${describeIssues(parsed.issues)}`, { issues: parsed.issues });
+    if (!parsed.ok)
+      throw new AgentError('PARAM_INVALID', `${file}: ${describeIssues(parsed.issues)}`, {
+        issues: parsed.issues,
+      });
     return { kind: 'record', record: parsed.value };
   }
   if ('order' in value || 'jobId' in value) {
     const parsed = parseWith(printInstructionSchema, value);
-    if (!parsed.ok) throw new AgentError('PARAM_INVALID', `${file}: ${describeIssues(parsed.issues)}`, { issues: parsed.issues });
+    if (!parsed.ok)
+      throw new AgentError('PARAM_INVALID', `${file}: ${describeIssues(parsed.issues)}`, {
+        issues: parsed.issues,
+      });
     return { kind: 'instruction', instruction: parsed.value };
   }
   throw new AgentError(
@@ -47,25 +53,35 @@ export function hexDump(bytes: Uint8Array): string {
 export function registerRender(program: Command): void {
   program
     .command('render')
-    .description('render a print instruction or an order record as a receipt (text, ESC/POS bytes or hex)')
+    .description(
+      'render a print instruction or an order record as a receipt (text, ESC/POS bytes or hex)',
+    )
     .argument('<file.json>', 'print instruction or order record, or - for standard input')
     .option('--profile <id>', 'printer profile from config/printers/', 'generic-80mm')
     .option(
       '--format <format>',
       'text (the text twin), escpos (raw bytes) or hex',
       (v: string) => {
-        if (!(FORMATS as readonly string[]).includes(v)) throw new InvalidArgumentError(`must be one of ${FORMATS.join(', ')}`);
+        if (!(FORMATS as readonly string[]).includes(v))
+          throw new InvalidArgumentError(`must be one of ${FORMATS.join(', ')}`);
         return v as Format;
       },
       'text',
     )
-    .option('--options <file>', 'receipt options JSON: header, footer, money {currency, locale, display}, qr')
+    .option(
+      '--options <file>',
+      'receipt options JSON: header, footer, money {currency, locale, display}, qr',
+    )
     .action((file: string, opts: { profile: string; format: Format; options?: string }) => {
       const profile = getProfile(opts.profile);
       let options = receiptOptionsSchema.parse({});
       if (opts.options) {
         const parsed = parseWith(receiptOptionsSchema, readJsonObject(opts.options));
-        if (!parsed.ok) throw new AgentError('INPUT_INVALID', `${opts.options}: ${describeIssues(parsed.issues)}`);
+        if (!parsed.ok)
+          throw new AgentError(
+            'INPUT_INVALID',
+            `${opts.options}: ${describeIssues(parsed.issues)}`,
+          );
         options = parsed.value;
       }
       const rendered = renderReceipt({ source: readReceiptSource(file), profile, options });

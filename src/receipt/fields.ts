@@ -11,7 +11,8 @@ export class FieldCleaner {
   line(value: string | null | undefined, field: string): string | null {
     if (value == null) return null;
     const { text, removed } = sanitizeLine(value);
-    if (removed > 0) this.warnings.push(`${field}: ${removed} control or invisible character(s) removed`);
+    if (removed > 0)
+      this.warnings.push(`${field}: ${removed} control or invisible character(s) removed`);
     const trimmed = text.trim();
     return trimmed === '' ? null : trimmed;
   }
@@ -20,7 +21,8 @@ export class FieldCleaner {
   multiline(value: string | null | undefined, field: string): string | null {
     if (value == null) return null;
     const { text, removed } = sanitizeMultiline(value);
-    if (removed > 0) this.warnings.push(`${field}: ${removed} control or invisible character(s) removed`);
+    if (removed > 0)
+      this.warnings.push(`${field}: ${removed} control or invisible character(s) removed`);
     return text.trim() === '' ? null : text.replace(/\s+$/, '');
   }
 }

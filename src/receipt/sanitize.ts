@@ -12,7 +12,7 @@
 // word joiner and friends, BOM). Tabs are turned into spaces before this runs.
 const UNSAFE =
   // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
-  /[\u0000-\u0009\u000B-\u001F\u007F-\u009F\u200B-\u200F\u202A-\u202E\u2060-\u206F\uFE00-\uFE0F\uFEFF]/g;
+  /[\u0000-\u0009\u000B-\u001F\u007F-\u009F\u200B-\u200F\u202A-\u202E\u2060-\u206F\uFEFF]|\p{Variation_Selector}/gu;
 
 export interface Sanitized {
   text: string;

@@ -12,7 +12,10 @@ export const ORDERS_DIR = join(ROOT, 'test', 'fixtures', 'orders');
 export const GOLDEN_DIR = join(ROOT, 'test', 'fixtures', 'receipts');
 
 export function loadFixture(name: string): ReceiptSource {
-  const value = JSON.parse(readFileSync(join(ORDERS_DIR, `${name}.json`), 'utf8')) as Record<string, unknown>;
+  const value = JSON.parse(readFileSync(join(ORDERS_DIR, `${name}.json`), 'utf8')) as Record<
+    string,
+    unknown
+  >;
   return 'orderInnerNo' in value
     ? { kind: 'record', record: orderRecordSchema.parse(value) }
     : { kind: 'instruction', instruction: printInstructionSchema.parse(value) };

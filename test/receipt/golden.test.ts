@@ -16,7 +16,9 @@ const update = process.env.UPDATE_GOLDEN === '1';
 describe('golden receipts', () => {
   it('covers at least 12 fixture orders on both paper widths', () => {
     const fixtures = new Set(
-      GOLDEN_CASES.filter((c) => c.profiles.includes('generic-58mm') && c.profiles.includes('generic-80mm')).map((c) => c.fixture),
+      GOLDEN_CASES.filter(
+        (c) => c.profiles.includes('generic-58mm') && c.profiles.includes('generic-80mm'),
+      ).map((c) => c.fixture),
     );
     assert.ok(fixtures.size >= 12, `only ${fixtures.size} fixtures on both widths`);
   });
@@ -33,7 +35,8 @@ describe('golden receipts', () => {
         const file = join(GOLDEN_DIR, `${c.name}.${profileId}.txt`);
         if (update || !existsSync(file)) {
           writeFileSync(file, rendered.text);
-          if (!update) assert.fail(`${file} was missing and has been written: review it, then run again`);
+          if (!update)
+            assert.fail(`${file} was missing and has been written: review it, then run again`);
           return;
         }
         assert.equal(rendered.text, readFileSync(file, 'utf8'));
