@@ -91,10 +91,17 @@ function printableCodepoints(codepage: Codepage): ReadonlySet<number> {
   if (!set) {
     const table = CodepageEncoder.getCodepoints(codepage, true);
     const points = new Set<number>();
+    // A character the table also holds at 0x00-0x1F or 0x7F is encoded there (the first match),
+    // as a control byte: PC850/858 have ¶ and § at 0x14/0x15 as well as at F4/F5.
+    const atControl = new Set<number>();
+    for (const byte of [...Array(0x20).keys(), 0x7f]) {
+      const cp = table[byte];
+      if (cp !== undefined) atControl.add(cp);
+    }
     // ASCII 0x20-0x7E is the same in every code page the encoder offers us; above it, the table.
     for (let byte = 0x20; byte < table.length; byte++) {
       const cp = table[byte];
-      if (byte !== 0x7f && cp !== undefined && cp !== 0) points.add(cp);
+      if (byte !== 0x7f && cp !== undefined && cp !== 0 && !atControl.has(cp)) points.add(cp);
     }
     set = points;
     codepageSets.set(codepage, set);

@@ -91,7 +91,7 @@ export function receiptFromInstruction(instruction: PrintInstruction): Receipt {
     const cardNo = clean.line(o.discountNo, 'order.discountNo');
     discount = {
       label,
-      amount: -(o.discountAmount ?? 0),
+      amount: o.discountAmount ? -o.discountAmount : 0,
       discounterName: clean.line(o.discounterName, 'order.discounterName'),
       cardNo: cardNo === null ? null : maskCardNo(cardNo),
       validity: clean.line(o.discountValidityPeriod, 'order.discountValidityPeriod'),

@@ -76,7 +76,7 @@ export function receiptFromRecord(record: OrderRecord): Receipt {
         record.discountType != null
           ? displayName(RECORD_DISCOUNT_TYPE, record.discountType)
           : 'Discount',
-      amount: -Math.abs(record.discountAmount ?? 0),
+      amount: record.discountAmount ? -Math.abs(record.discountAmount) : 0,
       discounterName: null,
       cardNo: null,
       validity: null,
@@ -102,8 +102,12 @@ export function receiptFromRecord(record: OrderRecord): Receipt {
   ref('Refund receipt no.', record.refundReceiptNo, 'refundReceiptNo');
   ref('Refunded', record.refundTime, 'refundTime');
 
+  // An empty channelName falls back to the code's name from the table.
   const channel =
-    record.channelName ?? (record.channelCode != null ? channelName(record.channelCode) : null);
+    clean.line(record.channelName, 'channelName') ??
+    (record.channelCode != null
+      ? clean.line(channelName(record.channelCode), 'channelCode')
+      : null);
   const payProduct = record.payProductType;
   return {
     source: 'record',
@@ -127,7 +131,7 @@ export function receiptFromRecord(record: OrderRecord): Receipt {
           : payProduct === 0
             ? 'Offline'
             : `Online (${displayName(PAY_PRODUCT_TYPE, payProduct)})`,
-      channel: clean.line(channel, 'channelName'),
+      channel,
       status: displayName(PAYMENT_STATUS, record.paymentStatus),
       transactionId: null,
       merchantOrderNo: null,

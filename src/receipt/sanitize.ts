@@ -8,11 +8,11 @@
  * layout splits on them; they never reach the encoder as bytes.
  */
 
-// C0 except \n, DEL, C1, and invisible format characters (ZWSP..RLM, bidi embeddings/isolates, variation selectors,
+// C0 except \n, DEL, C1, and invisible format characters (ALM, ZWSP..RLM, bidi embeddings/isolates, variation selectors,
 // word joiner and friends, BOM). Tabs are turned into spaces before this runs.
 const UNSAFE =
   // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
-  /[\u0000-\u0009\u000B-\u001F\u007F-\u009F\u200B-\u200F\u202A-\u202E\u2060-\u206F\uFEFF]|\p{Variation_Selector}/gu;
+  /[\u0000-\u0009\u000B-\u001F\u007F-\u009F\u061C\u200B-\u200F\u202A-\u202E\u2060-\u206F\uFEFF]|\p{Variation_Selector}/gu;
 
 export interface Sanitized {
   text: string;
@@ -31,12 +31,12 @@ export function sanitizeMultiline(value: string): Sanitized {
 }
 
 function sanitizeText(value: string): Sanitized {
-  // NFC first: a decomposed "é" (e + U+0301) becomes one printable character.
-  const normalized = value.normalize('NFC').replace(/\t/g, ' ');
   let removed = 0;
-  const text = normalized.replace(UNSAFE, () => {
+  const stripped = value.replace(/\t/g, ' ').replace(UNSAFE, () => {
     removed++;
     return '';
   });
-  return { text, removed };
+  // NFC after stripping, so an invisible character between a letter and its accent does not keep
+  // them apart: a decomposed "é" (e + U+0301) becomes one printable character.
+  return { text: stripped.normalize('NFC'), removed };
 }

@@ -72,7 +72,8 @@ export function wrap(text: string, width: number): string[] {
     let rest = word;
     if (line !== '' && width - used - 1 >= 1) {
       const [head] = hardSplit(rest, width - used - 1);
-      if (head !== undefined) {
+      // hardSplit never returns an empty piece: a wide character alone may not fit the room left.
+      if (head !== undefined && displayWidth(head) <= width - used - 1) {
         line += ` ${head}`;
         rest = rest.slice(head.length);
       }
