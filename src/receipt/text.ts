@@ -2,7 +2,8 @@
  * The text twin: the layout rendered as plain text, column for column what the paper shows.
  * Tests compare it with golden files and with what the emulator decodes from our bytes; the CLI
  * and logs show it. Styles do not show here (double-width text is written once, at its position);
- * a QR code is one line `[QR: content]`; a cut ends the text; a tear-off feed is blank lines.
+ * a QR code is one line `[QR: content]` and the empty line its feed leaves; a cut ends the text;
+ * a tear-off feed is blank lines.
  */
 import type { Layout } from './layout.js';
 
@@ -19,7 +20,8 @@ export function layoutToText(layout: Layout): string {
         );
         break;
       case 'qr':
-        lines.push(`[QR: ${command.data}]`);
+        // The encoder ends the QR with a line feed, which feeds one empty line on paper.
+        lines.push(`[QR: ${command.data}]`, '');
         break;
       case 'feed':
         for (let i = 0; i < command.lines; i++) lines.push('');
