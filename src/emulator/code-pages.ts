@@ -19,14 +19,18 @@ export interface CodePage {
 /** `ESC t n` number -> code page. */
 export type CodePageTable = Readonly<Record<number, CodePage>>;
 
+/** Pseudo-encoding name of Epson's Katakana page, which iconv-lite does not have. */
+export const KATAKANA = 'epson-katakana';
+
 /**
  * Epson's `ESC t` numbering (ESC/POS reference, "ESC t: Select character code table"), limited to
- * the pages iconv-lite can decode. Missing numbers (Katakana 1, Hiragana 6, Kanji 7/8, PC851 11,
+ * the pages iconv-lite can decode plus Katakana (built here). Missing numbers (Hiragana 6, Kanji 7/8, PC851 11,
  * PC853 12, Thai 20-26, TCVN-3 30/31, PC1098 41, PC1118 42, PC1119 43, KZ-1048 53, user-defined
  * 254/255) make the decoder keep the previous page and record a warning.
  */
 export const EPSON_CODE_PAGES: CodePageTable = Object.freeze({
   0: { name: 'PC437', encoding: 'cp437' },
+  1: { name: 'Katakana', encoding: KATAKANA },
   2: { name: 'PC850', encoding: 'cp850' },
   3: { name: 'PC860', encoding: 'cp860' },
   4: { name: 'PC863', encoding: 'cp863' },
@@ -61,6 +65,26 @@ export const EPSON_CODE_PAGES: CodePageTable = Object.freeze({
 const tables = new Map<string, readonly string[]>();
 
 /**
+ * Epson page 1 (Katakana): ASCII, block and box-drawing graphics at 0x80-0x9F (receiptline draws
+ * its rules with 0x95 `─`, 0x96 `│` and the corners at 0x98-0x9F), JIS X 0201 half-width katakana
+ * at 0xA1-0xDF, more graphics and kanji for dates and money at 0xE0-0xFE (the NEC/JIS layout
+ * Epson follows; 0xE0-0xFF from the character code table, not cross-checked on hardware (?)).
+ */
+function katakanaTable(): string[] {
+  const table = Array.from({ length: 256 }, (_, i) => (i < 0x80 ? String.fromCharCode(i) : ' '));
+  const high = '▁▂▃▄▅▆▇█▏▎▍▌▋▊▉┼┴┬┤├▔─│▕┌┐└┘╭╮╰╯';
+  [...high].forEach((ch, i) => {
+    table[0x80 + i] = ch;
+  });
+  for (let b = 0xa1; b <= 0xdf; b++) table[b] = String.fromCharCode(0xff61 + (b - 0xa1));
+  [...'═╞╪╡◢◣◥◤♠♥♦♣●○╱╲╳円年月日時分秒〒市区町村人▓'].forEach((ch, i) => {
+    table[0xe0 + i] = ch;
+  });
+  table[0x7f] = ' ';
+  return table;
+}
+
+/**
  * The 256 characters of a single-byte encoding, built once per encoding. Bytes below 0x20 never
  * reach it (they are control codes in ESC/POS). DEL (0x7F) has no printable glyph in the iconv
  * tables; it is kept as a blank column so the line keeps its width.
@@ -68,6 +92,11 @@ const tables = new Map<string, readonly string[]>();
 export function singleByteTable(encoding: string): readonly string[] {
   const known = tables.get(encoding);
   if (known) return known;
+  if (encoding === KATAKANA) {
+    const table = katakanaTable();
+    tables.set(encoding, table);
+    return table;
+  }
   const all = new Uint8Array(256);
   for (let i = 0; i < 256; i++) all[i] = i;
   const table = Array.from(iconv.decode(Buffer.from(all), encoding));
