@@ -2,11 +2,14 @@
 /**
  * The command line. Each command group lives in `src/cli/`; this file only assembles them and
  * turns errors into exit codes: 0 success, 1 a typed failure (`CODE: message` on stderr),
- * 2 a usage error (unknown command, missing or invalid option).
+ * 2 a usage error (unknown command, missing or invalid option); printer commands add 3 (printer
+ * not ready) and 4 (sent but not confirmed).
  */
 import { Command, CommanderError } from 'commander';
+import { registerEmulator } from './cli/emulator.js';
 import { registerEnvelopes } from './cli/envelopes.js';
 import { registerKeys } from './cli/keys.js';
+import { registerPrinter } from './cli/printer.js';
 import { registerRender } from './cli/render.js';
 import { isAgentError } from './errors.js';
 import { VERSION } from './version.js';
@@ -21,13 +24,16 @@ export function buildProgram(): Command {
   registerKeys(program);
   registerEnvelopes(program);
   registerRender(program);
+  registerEmulator(program);
+  registerPrinter(program);
   return program;
 }
 
 export async function main(argv: readonly string[]): Promise<number> {
   try {
     await buildProgram().parseAsync([...argv], { from: 'user' });
-    return 0;
+    // Commands with outcomes beyond success (printer not ready, job unconfirmed) set exitCode.
+    return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (error) {
     if (error instanceof CommanderError) {
       // --help and --version end through here with exit code 0.

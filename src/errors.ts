@@ -25,6 +25,12 @@ export const ERROR_CODES = {
   },
   PROFILE_MISSING: { retryable: false, summary: 'no printer profile with this id' },
   RENDER_FAILED: { retryable: false, summary: 'the receipt cannot be rendered from this order' },
+  // Printers and their links.
+  PRINTER_URL_INVALID: { retryable: false, summary: 'a printer URL cannot be understood' },
+  PRINTER_UNREACHABLE: { retryable: true, summary: 'the printer link cannot be opened' },
+  PRINTER_DISCONNECTED: { retryable: true, summary: 'the printer link dropped' },
+  PRINTER_NOT_READY: { retryable: true, summary: 'the printer reports a state it cannot print in' },
+  TRANSPORT_TIMEOUT: { retryable: true, summary: 'the printer did not take the bytes in time' },
   // Command line and input files.
   INPUT_INVALID: { retryable: false, summary: 'a command-line argument or input file is invalid' },
 } as const satisfies Record<string, { retryable: boolean; summary: string }>;
@@ -42,17 +48,25 @@ export class AgentError extends Error {
   readonly retryable: boolean;
   /** Field-level details for validation errors; empty otherwise. */
   readonly issues: readonly FieldIssue[];
+  /** Facts for the caller's policy (e.g. `sentBytes` of an interrupted print); never secrets. */
+  readonly details: Readonly<Record<string, unknown>>;
 
   constructor(
     code: ErrorCode,
     message: string,
-    options: { issues?: readonly FieldIssue[]; cause?: unknown; retryable?: boolean } = {},
+    options: {
+      issues?: readonly FieldIssue[];
+      cause?: unknown;
+      retryable?: boolean;
+      details?: Record<string, unknown>;
+    } = {},
   ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'AgentError';
     this.code = code;
     this.retryable = options.retryable ?? ERROR_CODES[code].retryable;
     this.issues = options.issues ?? [];
+    this.details = options.details ?? {};
   }
 
   /** The `reason` object of a job event (print-protocol §6). */

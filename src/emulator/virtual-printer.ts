@@ -49,7 +49,8 @@ export const FAULTS = [
 ] as const;
 export type FaultName = (typeof FAULTS)[number];
 
-const FAULT_FIELDS: Record<FaultName, keyof PrinterState> = {
+/** The `PrinterState` field each fault switches. */
+export const FAULT_FIELDS: Readonly<Record<FaultName, keyof PrinterState>> = {
   'paper-near-end': 'paperNearEnd',
   'paper-out': 'paperOut',
   'cover-open': 'coverOpen',

@@ -1,0 +1,107 @@
+/**
+ * `printer-agent status` and `printer-agent print`: field tools that talk to a printer directly,
+ * bypassing the queue. Exit codes beyond the usual: 3 the printer is not ready, 4 the job was
+ * sent but not confirmed.
+ */
+import type { Command } from 'commander';
+import { AgentError } from '../errors.js';
+import { openPrinter } from '../printer/open-printer.js';
+import { describeIssues, parseWith } from '../protocol/validation.js';
+import { receiptOptionsSchema } from '../receipt/options.js';
+import { getProfile } from '../receipt/profile.js';
+import { renderReceipt } from '../receipt/render.js';
+import { readJsonObject } from './io.js';
+import { parseIntOption } from './options.js';
+import { readReceiptSource } from './render.js';
+
+export const EXIT_NOT_READY = 3;
+export const EXIT_UNCONFIRMED = 4;
+
+export function registerPrinter(program: Command): void {
+  program
+    .command('status')
+    .description('ask a printer for its state (exit 0 when it can print, 3 when it cannot)')
+    .requiredOption(
+      '--printer <url>',
+      'tcp://HOST:9100, serial:/dev/ttyUSB0?baudRate=115200, file:/dev/usb/lp0 or usb:VID:PID',
+    )
+    .option(
+      '--profile <id>',
+      'printer profile (decides whether the model answers status)',
+      'generic-80mm',
+    )
+    .option(
+      '--timeout <ms>',
+      'how long one status reply may take',
+      parseIntOption('--timeout'),
+      1000,
+    )
+    .option('--json', 'print the state as JSON', false)
+    .action(async (opts: { printer: string; profile: string; timeout: number; json: boolean }) => {
+      const profile = getProfile(opts.profile);
+      const printer = openPrinter(opts.printer, profile, { statusTimeoutMs: opts.timeout });
+      try {
+        const condition = await printer.status();
+        if (opts.json)
+          process.stdout.write(
+            `${JSON.stringify({ printer: printer.transport.description, ...condition })}\n`,
+          );
+        else {
+          const causes = condition.causes.length > 0 ? ` (${condition.causes.join(', ')})` : '';
+          process.stdout.write(`${printer.transport.description}: ${condition.state}${causes}\n`);
+        }
+        if (condition.state !== 'ready' && condition.state !== 'paper-near-end')
+          process.exitCode = EXIT_NOT_READY;
+      } finally {
+        await printer.close();
+      }
+    });
+
+  program
+    .command('print')
+    .description(
+      'render an instruction or order record and print it now, bypassing the queue (field tests)',
+    )
+    .argument('<file.json>', 'print instruction or order record')
+    .requiredOption('--printer <url>', 'printer URL, as for status')
+    .option('--profile <id>', 'printer profile from config/printers/', 'generic-80mm')
+    .option('--options <file>', 'receipt options JSON: header, footer, money, qr')
+    .action(async (file: string, opts: { printer: string; profile: string; options?: string }) => {
+      const profile = getProfile(opts.profile);
+      let options = receiptOptionsSchema.parse({});
+      if (opts.options) {
+        const parsed = parseWith(receiptOptionsSchema, readJsonObject(opts.options));
+        if (!parsed.ok)
+          throw new AgentError(
+            'INPUT_INVALID',
+            `${opts.options}: ${describeIssues(parsed.issues)}`,
+          );
+        options = parsed.value;
+      }
+      const rendered = renderReceipt({ source: readReceiptSource(file), profile, options });
+      for (const warning of rendered.warnings) process.stderr.write(`warning: ${warning}\n`);
+      const printer = openPrinter(opts.printer, profile);
+      try {
+        const result = await printer.print(rendered.bytes);
+        if (result.outcome === 'printed') {
+          process.stdout.write(
+            `printed ${rendered.bytes.length} bytes on ${printer.transport.description} (confirmed by ${result.confirmedBy})\n`,
+          );
+        } else {
+          process.stdout.write(
+            `sent ${rendered.bytes.length} bytes to ${printer.transport.description}, not confirmed: ${result.reason}\n`,
+          );
+          process.exitCode = EXIT_UNCONFIRMED;
+        }
+      } catch (error) {
+        if (error instanceof AgentError && error.code === 'PRINTER_NOT_READY') {
+          process.stderr.write(`${error.code}: ${error.message}\n`);
+          process.exitCode = EXIT_NOT_READY;
+          return;
+        }
+        throw error;
+      } finally {
+        await printer.close();
+      }
+    });
+}

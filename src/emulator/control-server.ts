@@ -1,0 +1,166 @@
+/**
+ * The emulator's HTTP control interface (JSON over node:http), for tests and scripts:
+ *
+ *   GET  /status        EmulatorStatus
+ *   POST /faults        {"fault":"paper-out","on":true}            -> EmulatorStatus
+ *   POST /link          {"slowLinkBps":960} | {"slowPrintMmPerSec":60} | {"disconnect":true}
+ *                                                                   -> {disconnected, status}
+ *   GET  /tickets       {"tickets":[{number, summary, cut, byteStart, byteEnd}]}
+ *   GET  /tickets/N     ticket N (1-based) as ticketToJson
+ *
+ * Errors are `{"error": "field: message"}` with 400 (bad request), 404, 405 or 413.
+ *
+ * It has no authentication, so it only listens on a loopback address: anyone who can reach it can
+ * switch the printer's faults and read every ticket.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { isIP } from 'node:net';
+import type { ControlResult, EmulatorControl } from './control.js';
+
+const MAX_BODY = 64 * 1024;
+
+export interface ControlServerOptions {
+  /** A loopback address. Default 127.0.0.1. */
+  host?: string;
+  /** Default 9101; 0 picks a free port. */
+  port?: number;
+}
+
+export interface ControlServer {
+  readonly host: string;
+  readonly port: number;
+  /** `http://127.0.0.1:9101` */
+  readonly url: string;
+  readonly server: Server;
+  close(): Promise<void>;
+}
+
+/** 127.0.0.0/8, ::1 and localhost. */
+export function isLoopbackHost(host: string): boolean {
+  if (host === 'localhost' || host === '::1') return true;
+  return isIP(host) === 4 && host.startsWith('127.');
+}
+
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function send(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+) {
+  const text = `${JSON.stringify(body, null, 2)}\n`;
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+    ...headers,
+  });
+  res.end(text);
+}
+
+function reply<T>(res: ServerResponse, result: ControlResult<T>): void {
+  if (result.ok) send(res, 200, result.value);
+  else send(res, result.status, { error: result.error });
+}
+
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY) throw new HttpError(413, `body: larger than ${MAX_BODY} bytes`);
+    chunks.push(chunk);
+  }
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (text.trim() === '') throw new HttpError(400, 'body: empty; send a JSON object');
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new HttpError(
+      400,
+      `body: not valid JSON (${err instanceof Error ? err.message : String(err)})`,
+    );
+  }
+}
+
+const ROUTES = 'GET /status, POST /faults, POST /link, GET /tickets, GET /tickets/N';
+
+async function handle(control: EmulatorControl, req: IncomingMessage, res: ServerResponse) {
+  const path = new URL(req.url ?? '/', 'http://control').pathname.replace(/\/+$/, '') || '/';
+  const method = req.method ?? 'GET';
+  const only = (allowed: string) => {
+    if (method !== allowed) {
+      throw Object.assign(new HttpError(405, `${method} ${path}: use ${allowed}`), { allowed });
+    }
+  };
+  if (path === '/status') {
+    only('GET');
+    send(res, 200, control.status());
+  } else if (path === '/faults') {
+    only('POST');
+    reply(res, control.setFault(await readJson(req)));
+  } else if (path === '/link') {
+    only('POST');
+    reply(res, control.changeLink(await readJson(req)));
+  } else if (path === '/tickets') {
+    only('GET');
+    send(res, 200, { tickets: control.tickets() });
+  } else if (path.startsWith('/tickets/')) {
+    only('GET');
+    const n = path.slice('/tickets/'.length);
+    if (!/^[1-9]\d*$/.test(n)) throw new HttpError(400, `ticket number: must be 1 or more: ${n}`);
+    reply(res, control.ticket(Number(n)));
+  } else {
+    throw new HttpError(404, `no such endpoint: ${method} ${path}; try ${ROUTES}`);
+  }
+}
+
+export async function startControlServer(
+  control: EmulatorControl,
+  options: ControlServerOptions = {},
+): Promise<ControlServer> {
+  const host = options.host ?? '127.0.0.1';
+  if (!isLoopbackHost(host)) {
+    throw new Error(`control host ${host}: must be a loopback address (127.0.0.1, ::1, localhost)`);
+  }
+  const server = createServer((req, res) => {
+    handle(control, req, res).catch((err: unknown) => {
+      if (res.headersSent) {
+        res.destroy();
+      } else if (err instanceof HttpError) {
+        const allowed = (err as HttpError & { allowed?: string }).allowed;
+        send(res, err.status, { error: err.message }, allowed ? { allow: allowed } : {});
+      } else {
+        send(res, 500, { error: err instanceof Error ? err.message : String(err) });
+      }
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 9101, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const bound = server.address();
+  const port = typeof bound === 'object' && bound ? bound.port : (options.port ?? 9101);
+  return {
+    host,
+    port,
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    server,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        // Keep-alive connections would hold close() open until they time out.
+        server.closeAllConnections();
+      }),
+  };
+}

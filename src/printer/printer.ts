@@ -1,0 +1,258 @@
+/**
+ * A printer on a transport: knows its state, prints a job and knows whether it came out.
+ *
+ * Printing a job (issue 5, reliability guarantee 4):
+ * 1. ask the real-time status first (`DLE EOT`): a printer out of paper or with its cover open
+ *    would only buffer the bytes, so the job is not sent and a retryable PRINTER_NOT_READY says
+ *    why (silence means "unknown" and does not stop a job: cheap printers never answer);
+ * 2. send the bytes in chunks, each waiting for the link to take it (back-pressure);
+ * 3. ask for confirmation in order with the data: `GS ( H` fn48 (process id, answered once what
+ *    came before it has printed) where the profile supports it, else `GS r 1`;
+ * 4. `printed` when the reply comes, `unconfirmed` when it does not. Nothing is ever re-sent here:
+ *    whether to print again is the job store's decision, with a marking.
+ *
+ * Every operation on the link goes through one queue, so a status poll never interleaves with a
+ * job's bytes.
+ */
+import { randomInt } from 'node:crypto';
+import { AgentError } from '../errors.js';
+import {
+  DLE_EOT,
+  decodeStatus,
+  isStatusByte,
+  type PrinterCondition,
+  type StatusBytes,
+} from './status.js';
+import type { Transport } from './transport.js';
+
+export type ConfirmMode = 'process-id' | 'status' | 'none';
+
+export interface PrinterOptions {
+  /** `realtimeStatus` false: the model never answers `DLE EOT`; do not wait for it. */
+  realtimeStatus: boolean;
+  confirm: ConfirmMode;
+  /** How long one status reply may take. */
+  statusTimeoutMs?: number;
+  /** Bytes per write; each chunk waits for the link before the next. */
+  chunkSize?: number;
+  /** Time allowed per chunk to be taken by the link (serial at 9600 baud needs ~1.1 s per KB). */
+  chunkTimeoutMs?: number;
+  /** How long to wait for the confirmation after the last byte (printing takes time). */
+  confirmTimeoutMs?: number;
+}
+
+export type PrintOutcome =
+  | { outcome: 'printed'; confirmedBy: 'process-id' | 'status' }
+  | { outcome: 'unconfirmed'; reason: string };
+
+/** `GS ( H` fn48: pL=6 pH=0 m=48 fn=48 then four id bytes (Epson: 0x30-0x39 each). */
+function processIdRequest(id: Uint8Array): Uint8Array {
+  return Uint8Array.of(0x1d, 0x28, 0x48, 0x06, 0x00, 0x30, 0x30, ...id);
+}
+
+/** `GS r 1`: paper sensor status, transmitted after the data before it was processed. */
+const GS_R_1 = Uint8Array.of(0x1d, 0x72, 0x01);
+
+/** `ESC p m t1 t2`: drawer kick-out pulse on pin 2 (m=0) or pin 5 (m=1), times in 2 ms units. */
+export function drawerPulse(pin: 2 | 5, onMs = 100, offMs = 500): Uint8Array {
+  const t = (ms: number) => Math.max(1, Math.min(255, Math.round(ms / 2)));
+  return Uint8Array.of(0x1b, 0x70, pin === 2 ? 0 : 1, t(onMs), t(offMs));
+}
+
+/**
+ * Buzzer: Epson `ESC ( A pL pH fn n c t1 t2` (models with a buzzer unit) or the `ESC B n t` that
+ * most Chinese clones use. `times` 1-9, `durationMs` per beep in 100 ms units for the clone form.
+ */
+export function buzzer(kind: 'epson' | 'clone', times = 1, durationMs = 200): Uint8Array {
+  const n = Math.max(1, Math.min(9, Math.round(times)));
+  if (kind === 'clone')
+    return Uint8Array.of(0x1b, 0x42, n, Math.max(1, Math.min(9, Math.round(durationMs / 100))));
+  // ESC ( A pL=4 pH=0 fn=48 m=n(pattern 1..) c=times t=duration... : pattern A (m=1) for n beeps.
+  return Uint8Array.of(
+    0x1b,
+    0x28,
+    0x41,
+    0x04,
+    0x00,
+    0x30,
+    0x31,
+    n,
+    Math.max(1, Math.min(255, Math.round(durationMs / 100))),
+  );
+}
+
+export class Printer {
+  private queue: Promise<unknown> = Promise.resolve();
+  private readonly statusTimeoutMs: number;
+  private readonly chunkSize: number;
+  private readonly chunkTimeoutMs: number;
+  private readonly confirmTimeoutMs: number;
+
+  constructor(
+    readonly transport: Transport,
+    private readonly options: PrinterOptions,
+  ) {
+    this.statusTimeoutMs = options.statusTimeoutMs ?? 1000;
+    this.chunkSize = options.chunkSize ?? 1024;
+    this.chunkTimeoutMs = options.chunkTimeoutMs ?? 5000;
+    this.confirmTimeoutMs = options.confirmTimeoutMs ?? 15_000;
+  }
+
+  /** Runs `task` alone on the link: no other status poll or job interleaves with it. */
+  private exclusive<T>(task: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(task, task);
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  private async ensureOpen(): Promise<void> {
+    if (!this.transport.isOpen) await this.transport.open();
+  }
+
+  /** One `DLE EOT n` round trip: the first status-shaped byte, or undefined on silence. */
+  private async queryOne(n: 1 | 2 | 3 | 4): Promise<number | undefined> {
+    this.transport.discardInput();
+    await this.transport.write(DLE_EOT(n), this.statusTimeoutMs);
+    const deadline = performance.now() + this.statusTimeoutMs;
+    for (;;) {
+      const left = deadline - performance.now();
+      if (left <= 0) return undefined;
+      const bytes = await this.transport.read(left);
+      // Stray bytes (late replies, automatic status blocks) are skipped, not misread.
+      const reply = [...bytes].find(isStatusByte);
+      if (reply !== undefined) return reply;
+      if (bytes.length === 0) return undefined;
+    }
+  }
+
+  private async readStatus(): Promise<PrinterCondition> {
+    if (!this.options.realtimeStatus) return decodeStatus({});
+    const bytes: StatusBytes = {};
+    bytes.printer = await this.queryOne(1);
+    // A printer that does not answer n=1 will not answer the others either.
+    if (bytes.printer === undefined) return decodeStatus({});
+    bytes.offline = await this.queryOne(2);
+    bytes.error = await this.queryOne(3);
+    bytes.paper = await this.queryOne(4);
+    return decodeStatus(bytes);
+  }
+
+  /** The printer's condition now; `disconnected` when the link cannot be opened. */
+  status(): Promise<PrinterCondition> {
+    return this.exclusive(async () => {
+      try {
+        await this.ensureOpen();
+        return await this.readStatus();
+      } catch (error) {
+        if (
+          error instanceof AgentError &&
+          (error.code === 'PRINTER_UNREACHABLE' || error.code === 'PRINTER_DISCONNECTED')
+        ) {
+          return {
+            state: 'disconnected',
+            paper: 'unknown',
+            coverOpen: null,
+            drawerPinHigh: null,
+            causes: [error.message],
+          };
+        }
+        throw error;
+      }
+    });
+  }
+
+  /**
+   * Prints one job's bytes (already rendered, ending with the cut) and asks for confirmation.
+   * Throws a retryable AgentError when nothing was sent (not ready, unreachable); throws
+   * TRANSPORT_TIMEOUT / PRINTER_DISCONNECTED with `details.sentBytes` when the link failed midway.
+   */
+  print(job: Uint8Array): Promise<PrintOutcome> {
+    return this.exclusive(async () => {
+      await this.ensureOpen();
+      const condition = await this.readStatus();
+      if (
+        condition.state !== 'ready' &&
+        condition.state !== 'paper-near-end' &&
+        condition.state !== 'unknown'
+      ) {
+        throw new AgentError(
+          'PRINTER_NOT_READY',
+          `${this.transport.description}: ${condition.state} (${condition.causes.join(', ') || 'no detail'})`,
+          {
+            details: { state: condition.state, sentBytes: 0 },
+          },
+        );
+      }
+      let sent = 0;
+      try {
+        for (let offset = 0; offset < job.length; offset += this.chunkSize) {
+          const chunk = job.subarray(offset, offset + this.chunkSize);
+          await this.transport.write(chunk, this.chunkTimeoutMs);
+          sent += chunk.length;
+        }
+      } catch (error) {
+        if (error instanceof AgentError) {
+          const inChunk = typeof error.details.sentBytes === 'number' ? error.details.sentBytes : 0;
+          throw new AgentError(error.code, error.message, {
+            cause: error,
+            details: { ...error.details, sentBytes: sent + inChunk, totalBytes: job.length },
+          });
+        }
+        throw error;
+      }
+      return this.confirm();
+    });
+  }
+
+  private async confirm(): Promise<PrintOutcome> {
+    const mode = this.options.confirm;
+    if (mode === 'none')
+      return { outcome: 'unconfirmed', reason: 'the printer profile has no confirmation' };
+    this.transport.discardInput();
+    const deadline = performance.now() + this.confirmTimeoutMs;
+    if (mode === 'process-id') {
+      const id = Uint8Array.from({ length: 4 }, () => 0x30 + randomInt(10));
+      await this.transport.write(processIdRequest(id), this.chunkTimeoutMs);
+      const expected = [0x37, 0x22, ...id, 0x00];
+      let seen: number[] = [];
+      while (performance.now() < deadline) {
+        const bytes = await this.transport.read(deadline - performance.now());
+        if (bytes.length === 0) break;
+        seen = [...seen, ...bytes].slice(-64);
+        for (let i = 0; i + expected.length <= seen.length; i++) {
+          if (expected.every((b, j) => seen[i + j] === b))
+            return { outcome: 'printed', confirmedBy: 'process-id' };
+        }
+      }
+      return {
+        outcome: 'unconfirmed',
+        reason: `no process id reply within ${this.confirmTimeoutMs} ms`,
+      };
+    }
+    await this.transport.write(GS_R_1, this.chunkTimeoutMs);
+    while (performance.now() < deadline) {
+      const bytes = await this.transport.read(deadline - performance.now());
+      if (bytes.length === 0) break;
+      // GS r 1 replies have bit 4 clear (DLE EOT replies have it set) and the upper bits clear.
+      if ([...bytes].some((b) => (b & 0xf0) === 0))
+        return { outcome: 'printed', confirmedBy: 'status' };
+    }
+    return { outcome: 'unconfirmed', reason: `no status reply within ${this.confirmTimeoutMs} ms` };
+  }
+
+  /** Sends a small command (drawer pulse, buzzer) outside any job; never triggered by data. */
+  send(command: Uint8Array): Promise<void> {
+    return this.exclusive(async () => {
+      await this.ensureOpen();
+      await this.transport.write(command, this.chunkTimeoutMs);
+    });
+  }
+
+  openDrawer(pin: 2 | 5 = 2): Promise<void> {
+    return this.send(drawerPulse(pin));
+  }
+
+  close(): Promise<void> {
+    return this.exclusive(() => this.transport.close());
+  }
+}
