@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ROOT, runCli } from '../helpers/cli.js';
+import { next, skipWithoutSocat, tcpClient, waitFor } from '../helpers/waiting.js';
 import { bytes } from './bytes.js';
-import { next, skipWithoutSocat, tcpClient, waitFor } from './waiting.js';
 
 const ESC_AT = [0x1b, 0x40];
 const CUT = [0x1d, 0x56, 0x42, 0x00];

@@ -7,8 +7,8 @@ import { isLoopbackHost, startControlServer } from '../../src/emulator/control-s
 import { VirtualPrinter } from '../../src/emulator/index.js';
 import { LinkSlot } from '../../src/emulator/link.js';
 import { PrintSpeedLimiter } from '../../src/emulator/print-speed.js';
+import { waitFor } from '../helpers/waiting.js';
 import { bytes } from './bytes.js';
-import { waitFor } from './waiting.js';
 
 function emulator() {
   const printer = new VirtualPrinter();

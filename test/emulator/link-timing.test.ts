@@ -9,8 +9,8 @@ import { createInProcessLink } from '../../src/emulator/endpoints.js';
 import { renderText, type Ticket, VirtualPrinter } from '../../src/emulator/index.js';
 import { LinkSlot } from '../../src/emulator/link.js';
 import { DOTS_PER_MM, PrintSpeedLimiter } from '../../src/emulator/print-speed.js';
+import { next, waitFor } from '../helpers/waiting.js';
 import { bytes } from './bytes.js';
-import { next, waitFor } from './waiting.js';
 
 const ESC_AT = [0x1b, 0x40];
 const CUT = [0x1d, 0x56, 0x42, 0x00];

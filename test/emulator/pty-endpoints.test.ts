@@ -17,8 +17,8 @@ import {
   type PtyEndpoint,
 } from '../../src/emulator/endpoints.js';
 import { renderText, type Ticket, VirtualPrinter } from '../../src/emulator/index.js';
+import { next, skipWithoutSocat, waitFor } from '../helpers/waiting.js';
 import { bytes } from './bytes.js';
-import { next, skipWithoutSocat, waitFor } from './waiting.js';
 
 const ESC_AT = [0x1b, 0x40];
 const CUT = [0x1d, 0x56, 0x42, 0x00];

@@ -11,8 +11,8 @@ import { listenTcp, type TcpEndpoint } from '../../src/emulator/endpoints.js';
 import { renderText, type Ticket, VirtualPrinter } from '../../src/emulator/index.js';
 import { LinkSlot } from '../../src/emulator/link.js';
 import { PrintSpeedLimiter } from '../../src/emulator/print-speed.js';
+import { next, tcpClient, waitFor } from '../helpers/waiting.js';
 import { bytes } from './bytes.js';
-import { next, tcpClient, waitFor } from './waiting.js';
 
 const ESC_AT = [0x1b, 0x40]; // ESC @ initialize
 const CUT = [0x1d, 0x56, 0x42, 0x00]; // GS V 66 0: feed to the cutter and partial cut

@@ -8,8 +8,8 @@ import { createInProcessLink } from '../../src/emulator/endpoints.js';
 import { VirtualPrinter } from '../../src/emulator/index.js';
 import { LinkSlot } from '../../src/emulator/link.js';
 import { TicketWriter, type WrittenTicket } from '../../src/emulator/ticket-writer.js';
+import { next } from '../helpers/waiting.js';
 import { bytes } from './bytes.js';
-import { next } from './waiting.js';
 
 const ESC_AT = [0x1b, 0x40];
 const BOLD_ON = [0x1b, 0x45, 0x01];
