@@ -52,7 +52,12 @@ export class FileTransport extends BaseTransport {
       try {
         const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
         if (bytesRead > 0) this.receive(Uint8Array.prototype.slice.call(buffer, 0, bytesRead));
-        else await sleep(POLL_MS);
+        else {
+          // Non-blocking reads say "nothing yet" with EAGAIN; 0 is end of file: the device hung
+          // up (a tty whose other side closed, a printer gone from the bus).
+          if (this.handle === handle) this.lost(new Error('end of file: the device hung up'));
+          break;
+        }
       } catch (error) {
         const code = (error as NodeJS.ErrnoException).code ?? '';
         if (code === 'EAGAIN' || code === 'EWOULDBLOCK') {

@@ -41,9 +41,19 @@ export interface PrinterOptions {
   confirmTimeoutMs?: number;
 }
 
+/**
+ * `unconfirmed` says why: the printer stayed `silent` (mute models, or the reply was lost) or the
+ * `link-dropped` before any reply, in which case the printer may have received only part of the
+ * job (a socket hands bytes to the kernel long before they reach the printer). The job store's
+ * policy decides what each means for a reprint.
+ */
 export type PrintOutcome =
   | { outcome: 'printed'; confirmedBy: 'process-id' | 'status' }
-  | { outcome: 'unconfirmed'; reason: string };
+  | {
+      outcome: 'unconfirmed';
+      cause: 'silent' | 'link-dropped' | 'no-confirmation';
+      reason: string;
+    };
 
 /** `GS ( H` fn48: pL=6 pH=0 m=48 fn=48 then four id bytes (Epson: 0x30-0x39 each). */
 function processIdRequest(id: Uint8Array): Uint8Array {
@@ -206,8 +216,13 @@ export class Printer {
 
   private async confirm(): Promise<PrintOutcome> {
     const mode = this.options.confirm;
-    if (mode === 'none')
-      return { outcome: 'unconfirmed', reason: 'the printer profile has no confirmation' };
+    if (mode === 'none') {
+      return {
+        outcome: 'unconfirmed',
+        cause: 'no-confirmation',
+        reason: 'the printer profile has no confirmation',
+      };
+    }
     this.transport.discardInput();
     const deadline = performance.now() + this.confirmTimeoutMs;
     if (mode === 'process-id') {
@@ -224,10 +239,7 @@ export class Printer {
             return { outcome: 'printed', confirmedBy: 'process-id' };
         }
       }
-      return {
-        outcome: 'unconfirmed',
-        reason: `no process id reply within ${this.confirmTimeoutMs} ms`,
-      };
+      return this.unanswered('process id');
     }
     await this.transport.write(GS_R_1, this.chunkTimeoutMs);
     while (performance.now() < deadline) {
@@ -237,7 +249,22 @@ export class Printer {
       if ([...bytes].some((b) => (b & 0xf0) === 0))
         return { outcome: 'printed', confirmedBy: 'status' };
     }
-    return { outcome: 'unconfirmed', reason: `no status reply within ${this.confirmTimeoutMs} ms` };
+    return this.unanswered('status');
+  }
+
+  private unanswered(what: string): PrintOutcome {
+    if (!this.transport.isOpen) {
+      return {
+        outcome: 'unconfirmed',
+        cause: 'link-dropped',
+        reason: `the link dropped before the ${what} reply`,
+      };
+    }
+    return {
+      outcome: 'unconfirmed',
+      cause: 'silent',
+      reason: `no ${what} reply within ${this.confirmTimeoutMs} ms`,
+    };
   }
 
   /** Sends a small command (drawer pulse, buzzer) outside any job; never triggered by data. */

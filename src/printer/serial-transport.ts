@@ -49,9 +49,7 @@ export class SerialTransport extends BaseTransport {
       });
     });
     port.on('data', (chunk: Buffer) => this.receive(chunk));
-    port.on('error', () => {
-      // 'close' follows when the device goes away; it is reported there.
-    });
+    port.on('error', (error: Error) => this.lost(port, error));
     port.once('close', (error?: Error) => {
       if (this.port === port) {
         this.port = null;
@@ -69,27 +67,34 @@ export class SerialTransport extends BaseTransport {
     const port = this.port;
     if (!port?.isOpen) throw this.notOpen();
     await new Promise<void>((resolve, reject) => {
+      const fail = (error: Error) => {
+        // A serial device that fails a write is gone (USB adapter unplugged, pty closed): the
+        // port does not always say so with 'close', so the link is declared lost here.
+        this.lost(port, error);
+        reject(
+          new AgentError('PRINTER_DISCONNECTED', `${this.description}: ${error.message}`, {
+            cause: error,
+          }),
+        );
+      };
       port.write(Buffer.from(data), (error) => {
-        if (error)
-          reject(
-            new AgentError('PRINTER_DISCONNECTED', `${this.description}: ${error.message}`, {
-              cause: error,
-            }),
-          );
+        if (error) fail(error);
       });
       port.drain((error) => {
-        if (error)
-          reject(
-            new AgentError('PRINTER_DISCONNECTED', `${this.description}: ${error.message}`, {
-              cause: error,
-            }),
-          );
+        if (error) fail(error);
         else {
           progress(data.length);
           resolve();
         }
       });
     });
+  }
+
+  private lost(port: SerialPort, error: Error): void {
+    if (this.port !== port) return;
+    this.port = null;
+    if (port.isOpen) port.close(() => undefined);
+    this.dropped(error);
   }
 
   async close(): Promise<void> {

@@ -82,3 +82,24 @@ export function skipWithoutSocat(): false | string {
   const r = spawnSync('socat', ['-V'], { stdio: 'ignore' });
   return r.error || r.status !== 0 ? SOCAT_SKIP : false;
 }
+
+/**
+ * Retries `attempt` until it resolves, polling every 20 ms, and rejects with its last error
+ * after `ms`: for operations that fail while a link comes back (reopening a replugged port).
+ */
+export async function eventually<T>(
+  what: string,
+  attempt: () => Promise<T>,
+  ms = DEADLINE_MS,
+): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (Date.now() > end)
+        throw new Error(`timed out after ${ms} ms waiting for ${what}: ${String(error)}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+}

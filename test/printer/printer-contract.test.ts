@@ -21,12 +21,14 @@ import {
 import { AgentError } from '../../src/errors.js';
 import { PrinterMonitor } from '../../src/printer/monitor.js';
 import { openPrinter } from '../../src/printer/open-printer.js';
-import type { ConfirmMode, Printer } from '../../src/printer/printer.js';
+import { buzzer, type ConfirmMode, Printer } from '../../src/printer/printer.js';
 import type { PrinterCondition } from '../../src/printer/status.js';
+import { UsbTransport } from '../../src/printer/usb-transport.js';
 import { getProfile } from '../../src/receipt/profile.js';
 import { renderReceipt } from '../../src/receipt/render.js';
+import { attachEmulator, FakeUsbBus, FakeUsbPrinter, PID, VID } from '../helpers/fake-usb.js';
 import { loadFixture, STORE_OPTIONS } from '../helpers/receipts.js';
-import { skipWithoutSocat, waitFor } from '../helpers/waiting.js';
+import { eventually, skipWithoutSocat, waitFor } from '../helpers/waiting.js';
 
 const SOCAT_SKIP = skipWithoutSocat();
 
@@ -38,52 +40,138 @@ const receipt = renderReceipt({
 
 interface Rig {
   emulator: VirtualPrinter;
-  endpoint: Endpoint;
   /** A printer client; earlier ones are closed first (a printer serves one link at a time). */
-  open(confirm?: ConfirmMode, options?: { keepOthers?: boolean }): Promise<Printer>;
+  open(
+    confirm?: ConfirmMode,
+    options?: { keepOthers?: boolean; chunkTimeoutMs?: number },
+  ): Promise<Printer>;
+  /** Pulls the cable (TCP: the printer drops the socket; pty: socat restarts; USB: unplug+replug). */
+  drop(): void;
+  /** Events of the link on the printer's side: `deliver` as bytes reach the emulator. */
+  onDeliver(listener: (bytes: Uint8Array) => void): () => void;
   close(): Promise<void>;
 }
 
-type Kind = 'tcp' | 'serial' | 'file';
+type Kind = 'tcp' | 'serial' | 'file' | 'usb';
+
+const PRINTER_OPTIONS = { statusTimeoutMs: 300, confirmTimeoutMs: 3000 };
 
 async function rig(kind: Kind): Promise<Rig> {
   const emulator = new VirtualPrinter({ columns: 48, columnsFontB: 64 });
+  const opened: Printer[] = [];
+  const closeOpened = async () => {
+    for (const p of opened.splice(0)) await p.close();
+  };
+  if (kind === 'usb') {
+    const bus = new FakeUsbBus();
+    let device = bus.plug(new FakeUsbPrinter());
+    attachEmulator(device, emulator);
+    const deliverListeners = new Set<(bytes: Uint8Array) => void>();
+    const wire = (d: FakeUsbPrinter) => {
+      const respond = d.respond;
+      d.respond = (bytes) => {
+        for (const l of deliverListeners) l(bytes);
+        return respond?.(bytes) ?? null;
+      };
+    };
+    wire(device);
+    return {
+      emulator,
+      async open(confirm = 'process-id', options = {}) {
+        if (!options.keepOthers) await closeOpened();
+        const transport = new UsbTransport(
+          { vendorId: VID, productId: PID, serialNumber: null },
+          { backend: bus },
+        );
+        const printer = new Printer(transport, {
+          confirm,
+          realtimeStatus: true,
+          ...PRINTER_OPTIONS,
+          ...(options.chunkTimeoutMs ? { chunkTimeoutMs: options.chunkTimeoutMs } : {}),
+        });
+        opened.push(printer);
+        return printer;
+      },
+      drop() {
+        bus.unplug(device);
+        device = bus.plug(new FakeUsbPrinter());
+        attachEmulator(device, emulator);
+        wire(device);
+      },
+      onDeliver(listener) {
+        deliverListeners.add(listener);
+        return () => deliverListeners.delete(listener);
+      },
+      close: closeOpened,
+    };
+  }
   const dir = mkdtempSync(join(tmpdir(), `pa-printer-${kind}-`));
-  const endpoint =
+  const endpoint: Endpoint =
     kind === 'tcp'
       ? await listenTcp(emulator, { port: 0 })
       : kind === 'serial'
         ? await openSerialEndpoint(emulator, { dir })
         : await openDeviceEndpoint(emulator, { dir });
-  const opened: Printer[] = [];
   return {
     emulator,
-    endpoint,
     async open(confirm = 'process-id', options = {}) {
-      if (!options.keepOthers) {
-        for (const p of opened.splice(0)) await p.close();
-      }
+      if (!options.keepOthers) await closeOpened();
       const printer = openPrinter(
         endpoint.address,
         { confirm, realtimeStatus: true },
-        { statusTimeoutMs: 300, confirmTimeoutMs: 3000 },
+        {
+          ...PRINTER_OPTIONS,
+          ...(options.chunkTimeoutMs ? { chunkTimeoutMs: options.chunkTimeoutMs } : {}),
+        },
       );
       opened.push(printer);
       return printer;
     },
+    drop: () => endpoint.slot.disconnect(),
+    onDeliver(listener) {
+      endpoint.slot.on('deliver', listener);
+      return () => endpoint.slot.off('deliver', listener);
+    },
     async close() {
-      for (const p of opened) await p.close();
+      await closeOpened();
       await endpoint.close();
     },
   };
+}
+
+/** `GS v 0` raster of `widthBytes` x `height` dots with a recognisable pattern, plus cut. */
+function rasterJob(widthBytes: number, height: number): { job: Uint8Array; bits: Uint8Array } {
+  const bits = Uint8Array.from(
+    { length: widthBytes * height },
+    (_, i) => (i * 31 + (i >> 7)) & 0xff,
+  );
+  const header = [
+    0x1b,
+    0x40,
+    0x1d,
+    0x76,
+    0x30,
+    0x00,
+    widthBytes & 0xff,
+    widthBytes >> 8,
+    height & 0xff,
+    height >> 8,
+  ];
+  const job = new Uint8Array(header.length + bits.length + 4);
+  job.set(header);
+  job.set(bits, header.length);
+  job.set([0x1d, 0x56, 0x42, 0x00], header.length + bits.length);
+  return { job, bits };
 }
 
 function cutTickets(emulator: VirtualPrinter): Ticket[] {
   return [...emulator.paper.tickets];
 }
 
-for (const kind of ['tcp', 'serial', 'file'] as const) {
-  describe(`printer over ${kind}`, { skip: kind === 'tcp' ? false : SOCAT_SKIP }, () => {
+const skipFor = (kind: Kind) => (kind === 'serial' || kind === 'file' ? SOCAT_SKIP : false);
+
+for (const kind of ['tcp', 'serial', 'file', 'usb'] as const) {
+  describe(`printer over ${kind}`, { skip: skipFor(kind) }, () => {
     let r: Rig;
     before(async () => {
       r = await rig(kind);
@@ -120,6 +208,24 @@ for (const kind of ['tcp', 'serial', 'file'] as const) {
       assert.equal(cutTickets(r.emulator).length, before + 1);
     });
 
+    it('a 100 KB raster arrives intact, the link pacing the writes (back-pressure)', async () => {
+      const printer = await r.open('process-id');
+      const { job, bits } = rasterJob(72, 1424); // 576 dots wide, 102,528 bytes of image
+      const before = cutTickets(r.emulator).length;
+      assert.equal((await printer.print(job)).outcome, 'printed');
+      const ticket = cutTickets(r.emulator)[before];
+      assert.ok(ticket);
+      assert.equal(ticket.images.length, 1);
+      const image = ticket.images[0]!;
+      assert.equal(image.width, 576);
+      assert.equal(image.height, 1424);
+      assert.deepEqual(
+        Buffer.from(image.data),
+        Buffer.from(bits),
+        'every raster byte arrived, in order',
+      );
+    });
+
     it('does not send a job into a printer that is out of paper, and prints after the refill', async () => {
       const printer = await r.open();
       r.emulator.setFault('paper-out', true);
@@ -131,6 +237,7 @@ for (const kind of ['tcp', 'serial', 'file'] as const) {
           assert.equal(e.code, 'PRINTER_NOT_READY');
           assert.equal(e.retryable, true);
           assert.equal(e.details.state, 'paper-out');
+          assert.equal(e.details.sentBytes, 0);
           return true;
         });
         // Only the status queries reached the printer (3 bytes each), none of the job.
@@ -141,18 +248,6 @@ for (const kind of ['tcp', 'serial', 'file'] as const) {
       const before = cutTickets(r.emulator).length;
       assert.equal((await printer.print(receipt.bytes)).outcome, 'printed');
       assert.equal(cutTickets(r.emulator).length, before + 1);
-    });
-
-    it('reports cover open as its own state', async () => {
-      const printer = await r.open();
-      r.emulator.setFault('cover-open', true);
-      try {
-        const condition = await printer.status();
-        assert.equal(condition.state, 'cover-open');
-        assert.equal(condition.coverOpen, true);
-      } finally {
-        r.emulator.setFault('cover-open', false);
-      }
     });
 
     it('a printer that never answers is unknown, still prints, and the job is unconfirmed', async () => {
@@ -171,10 +266,123 @@ for (const kind of ['tcp', 'serial', 'file'] as const) {
         r.emulator.setFault('mute', false);
       }
     });
+
+    it('goes mute after the cut: printed once, reported unconfirmed, never re-sent', async () => {
+      const printer = await r.open('process-id');
+      const before = cutTickets(r.emulator).length;
+      const muteAtCut = () => {
+        r.emulator.off('ticket', muteAtCut);
+        r.emulator.setFault('mute', true);
+      };
+      r.emulator.on('ticket', muteAtCut);
+      try {
+        const result = await printer.print(receipt.bytes);
+        assert.equal(result.outcome, 'unconfirmed');
+        assert.equal(cutTickets(r.emulator).length, before + 1, 'printed exactly once');
+      } finally {
+        r.emulator.setFault('mute', false);
+      }
+    });
+
+    it('printed, then the link dropped before the confirmation: unconfirmed (link-dropped), never re-sent', async () => {
+      const printer = await r.open('process-id');
+      const before = cutTickets(r.emulator).length;
+      // The receipt is cut (a ticket), then the link goes before the process id reply can leave.
+      const drop = () => {
+        r.emulator.off('ticket', drop);
+        r.drop();
+      };
+      r.emulator.on('ticket', drop);
+      // Never reported as printed: either the reply wait ends with the link gone, or the write
+      // of the confirmation request fails on the dead link (a typed, retryable error).
+      const outcome = await printer.print(receipt.bytes).then(
+        (result) => result,
+        (e: unknown) => e,
+      );
+      if (outcome instanceof AgentError) {
+        assert.equal(outcome.code, 'PRINTER_DISCONNECTED');
+        assert.equal(outcome.retryable, true);
+      } else {
+        assert.deepEqual(outcome, {
+          outcome: 'unconfirmed',
+          cause: 'link-dropped',
+          reason: (outcome as { reason: string }).reason,
+        });
+      }
+      assert.equal(cutTickets(r.emulator).length, before + 1, 'printed exactly once');
+    });
+
+    it('detects a dropped link and reopens it for the next job', async () => {
+      const printer = await r.open('process-id');
+      // The previous test pulled the cable too: wait until the printer is back.
+      await eventually('the printer ready', async () =>
+        assert.equal((await printer.status()).state, 'ready'),
+      );
+      const closed = new Promise<void>((resolve) => {
+        const onClose = () => {
+          printer.transport.off('close', onClose);
+          resolve();
+        };
+        printer.transport.on('close', onClose);
+      });
+      r.drop();
+      // TCP, USB and the device file notice by themselves; a serial port notices on its next write.
+      if (kind === 'serial') await printer.status();
+      await closed;
+      assert.equal(printer.transport.isOpen, false);
+      const before = cutTickets(r.emulator).length;
+      const result = await eventually('a job printed after reopening', async () => {
+        const outcome = await printer.print(receipt.bytes);
+        assert.equal(outcome.outcome, 'printed');
+        return outcome;
+      });
+      assert.equal(result.outcome, 'printed');
+      assert.equal(cutTickets(r.emulator).length, before + 1, 'one receipt, printed once');
+    });
+
+    it('the link drops in the middle of a job: a typed error with the bytes sent, nothing re-sent', async () => {
+      const printer = await r.open('process-id');
+      await eventually('the printer ready', async () =>
+        assert.equal((await printer.status()).state, 'ready'),
+      );
+      const { job } = rasterJob(72, 1424);
+      let seen = 0;
+      const stop = r.onDeliver((bytes) => {
+        seen += bytes.length;
+        if (seen > 8192) {
+          stop();
+          r.drop();
+        }
+      });
+      const before = cutTickets(r.emulator).length;
+      // Either the write fails (the link is gone while bytes are still queued) or, when the OS had
+      // already taken every byte, the confirmation never comes and the outcome says the link went.
+      const outcome = await printer.print(job).then(
+        (result) => result,
+        (e: unknown) => e,
+      );
+      if (outcome instanceof AgentError) {
+        assert.ok(
+          ['PRINTER_DISCONNECTED', 'TRANSPORT_TIMEOUT'].includes(outcome.code),
+          outcome.code,
+        );
+        assert.equal(outcome.retryable, true);
+        const sent = outcome.details.sentBytes as number;
+        assert.ok(sent < job.length, `sentBytes ${sent} < ${job.length}`);
+      } else {
+        assert.deepEqual(
+          outcome && typeof outcome === 'object' && 'outcome' in outcome
+            ? [outcome.outcome, 'cause' in outcome ? outcome.cause : '']
+            : outcome,
+          ['unconfirmed', 'link-dropped'],
+        );
+      }
+      assert.equal(cutTickets(r.emulator).length, before, 'the interrupted job never completed');
+    });
   });
 }
 
-describe('printer over tcp: link failures', () => {
+describe('status against every emulator fault', () => {
   let r: Rig;
   before(async () => {
     r = await rig('tcp');
@@ -183,24 +391,68 @@ describe('printer over tcp: link failures', () => {
     await r.close();
   });
 
-  it('printed but the link dropped before the confirmation: unconfirmed, never re-sent', async () => {
-    const printer = await r.open('process-id');
-    const before = cutTickets(r.emulator).length;
-    // The receipt is cut (a ticket), then the link goes before the process id reply can leave.
-    const drop = () => {
-      r.emulator.off('ticket', drop);
-      r.endpoint.slot.disconnect();
-    };
-    r.emulator.on('ticket', drop);
-    const result = await printer.print(receipt.bytes);
-    assert.equal(result.outcome, 'unconfirmed');
-    assert.equal(cutTickets(r.emulator).length, before + 1, 'printed exactly once');
+  const cases: Array<
+    [Parameters<VirtualPrinter['setFault']>[0], string, Partial<PrinterCondition>]
+  > = [
+    ['paper-near-end', 'paper-near-end', { paper: 'near-end' }],
+    ['paper-out', 'paper-out', { paper: 'out' }],
+    ['cover-open', 'cover-open', { coverOpen: true }],
+    ['offline', 'offline', {}],
+    ['autocutter-error', 'error', {}],
+    ['unrecoverable-error', 'error', {}],
+    ['mute', 'unknown', { paper: 'unknown' }],
+    ['drawer-pin-high', 'ready', { drawerPinHigh: true }],
+  ];
+  for (const [fault, state, extra] of cases) {
+    it(`${fault} -> ${state}`, async () => {
+      const printer = await r.open();
+      r.emulator.setFault(fault, true);
+      try {
+        const condition = await printer.status();
+        assert.equal(condition.state, state);
+        for (const [key, value] of Object.entries(extra)) {
+          assert.equal(condition[key as keyof PrinterCondition], value, key);
+        }
+      } finally {
+        r.emulator.setFault(fault, false);
+      }
+      assert.equal((await printer.status()).state, 'ready', 'back to ready when the fault clears');
+    });
+  }
+});
+
+describe('printer over tcp: one client at a time, and the monitor', () => {
+  it('a second client on the same printer is turned away while the first is connected', async () => {
+    const emulator = new VirtualPrinter({ columns: 48 });
+    const endpoint = await listenTcp(emulator, { port: 0 });
+    const first = openPrinter(
+      endpoint.address,
+      { confirm: 'status', realtimeStatus: true },
+      PRINTER_OPTIONS,
+    );
+    const second = openPrinter(
+      endpoint.address,
+      { confirm: 'status', realtimeStatus: true },
+      PRINTER_OPTIONS,
+    );
+    try {
+      assert.equal((await first.status()).state, 'ready');
+      const refusedBefore = endpoint.refused;
+      assert.notEqual((await second.status()).state, 'ready');
+      assert.equal(endpoint.refused, refusedBefore + 1);
+      assert.equal((await first.status()).state, 'ready', 'the first client is unaffected');
+    } finally {
+      await first.close();
+      await second.close();
+      await endpoint.close();
+    }
   });
 
-  it('the monitor reports disconnected when the link drops and ready after it reconnects', async () => {
+  it('the monitor reports disconnected when the link drops, ready after reconnecting, each change once', async () => {
+    const r = await rig('tcp');
     const printer = await r.open();
     const monitor = new PrinterMonitor(printer, {
-      intervalMs: 50,
+      intervalMs: 30,
       initialBackoffMs: 20,
       maxBackoffMs: 100,
     });
@@ -209,27 +461,50 @@ describe('printer over tcp: link failures', () => {
     monitor.start();
     try {
       await waitFor('first ready', () => states.includes('ready'));
-      r.endpoint.slot.disconnect();
+      r.emulator.setFault('paper-near-end', true);
+      await waitFor('near end', () => states.includes('paper-near-end'));
+      r.emulator.setFault('paper-near-end', false);
+      await waitFor('ready again', () => states.length === 3);
+      r.drop();
       await waitFor('disconnected reported', () => states.includes('disconnected'));
       await waitFor(
-        'ready again after reconnecting',
+        'ready after reconnecting',
         () => states.lastIndexOf('ready') > states.indexOf('disconnected'),
       );
+      assert.deepEqual(states.slice(0, 4), ['ready', 'paper-near-end', 'ready', 'disconnected']);
     } finally {
       monitor.stop();
+      await r.close();
     }
   });
+});
 
-  it('a second client on the same printer is turned away while the first is connected', async () => {
-    const first = await r.open();
-    assert.equal((await first.status()).state, 'ready');
-    const second = await r.open('process-id', { keepOthers: true });
-    const refusedBefore = (r.endpoint as Endpoint & { refused: number }).refused;
-    const condition = await second.status();
-    assert.notEqual(condition.state, 'ready');
-    assert.equal((r.endpoint as Endpoint & { refused: number }).refused, refusedBefore + 1);
-    await second.close();
-    assert.equal((await first.status()).state, 'ready', 'the first client is unaffected');
+describe('drawer and buzzer are explicit operations', () => {
+  it('sends the drawer pulse and the buzzer only when asked', async () => {
+    const r = await rig('tcp');
+    try {
+      const printer = await r.open();
+      await printer.print(receipt.bytes);
+      const events = () =>
+        [...r.emulator.paper.tickets, r.emulator.paper.current].flatMap((t) => t.events);
+      assert.equal(
+        events().filter((e) => e.type === 'drawer').length,
+        0,
+        'printing never opens the drawer',
+      );
+      await printer.openDrawer(2);
+      await printer.send(buzzer('clone', 2));
+      await printer.send(buzzer('epson', 1));
+      await waitFor(
+        'drawer and buzzers recorded',
+        () => events().filter((e) => e.type !== 'cut' && e.type !== 'feed').length >= 3,
+      );
+      const drawer = events().find((e) => e.type === 'drawer');
+      assert.ok(drawer && drawer.type === 'drawer' && drawer.pin === 2);
+      assert.equal(events().filter((e) => e.type === 'buzzer').length, 2);
+    } finally {
+      await r.close();
+    }
   });
 });
 
@@ -245,18 +520,13 @@ describe('printer over the device file: a printer that stops taking data', {
   });
 
   it('a write that cannot complete times out with the bytes sent, without freezing the event loop', async () => {
-    const printer = openPrinter(
-      r.endpoint.address,
-      { confirm: 'none', realtimeStatus: true },
-      { chunkTimeoutMs: 400, statusTimeoutMs: 300 },
-    );
+    const printer = await r.open('none', { chunkTimeoutMs: 400 });
     // The printer goes offline as soon as the job starts arriving: its buffer fills, then the pty.
-    const offlineOnJob = (bytes: Uint8Array) => {
+    const stop = r.onDeliver((bytes) => {
       if (!bytes.includes(0x41)) return; // status queries go through; the job's 'A's do not
-      r.endpoint.slot.off('deliver', offlineOnJob);
+      stop();
       r.emulator.setFault('offline', true);
-    };
-    r.endpoint.slot.on('deliver', offlineOnJob);
+    });
     let ticks = 0;
     const timer = setInterval(() => ticks++, 10);
     const job = new Uint8Array(256 * 1024).fill(0x41);
@@ -272,29 +542,6 @@ describe('printer over the device file: a printer that stops taking data', {
     } finally {
       clearInterval(timer);
       r.emulator.setFault('offline', false);
-      await printer.close();
-    }
-  });
-});
-
-describe('monitor events', () => {
-  it('emits a change for each new state only', async () => {
-    const r = await rig('tcp');
-    try {
-      const printer = await r.open();
-      const monitor = new PrinterMonitor(printer, { intervalMs: 30 });
-      const changes: string[] = [];
-      monitor.on('change', (c: PrinterCondition) => changes.push(c.state));
-      monitor.start();
-      await waitFor('the expected change', () => changes.length === 1);
-      r.emulator.setFault('paper-near-end', true);
-      await waitFor('the expected change', () => changes.includes('paper-near-end'));
-      r.emulator.setFault('paper-near-end', false);
-      await waitFor('the expected change', () => changes.length === 3);
-      monitor.stop();
-      assert.deepEqual(changes, ['ready', 'paper-near-end', 'ready']);
-    } finally {
-      await r.close();
     }
   });
 });
