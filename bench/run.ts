@@ -5,10 +5,11 @@
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { report } from './harness.js';
+import { benchPrinterLinks } from './printer.bench.js';
 import { benchProtocol } from './protocol.bench.js';
 import { benchReceipt } from './receipt.bench.js';
 
 const quick = process.argv.includes('--quick');
 const minMs = quick ? 200 : 2000;
-const results = [...benchProtocol(minMs), ...benchReceipt(minMs)];
+const results = [...benchProtocol(minMs), ...benchReceipt(minMs), ...(await benchPrinterLinks(quick))];
 report(results, join(dirname(fileURLToPath(import.meta.url)), 'results.json'));
