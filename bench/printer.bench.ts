@@ -32,7 +32,8 @@ function payload(size: number): Uint8Array {
 }
 
 async function pump(transport: Transport, data: Uint8Array, chunk = 4096): Promise<void> {
-  for (let o = 0; o < data.length; o += chunk) await transport.write(data.subarray(o, o + chunk), 30_000);
+  for (let o = 0; o < data.length; o += chunk)
+    await transport.write(data.subarray(o, o + chunk), 30_000);
 }
 
 async function rate(name: string, bytes: number, run: () => Promise<void>): Promise<Measurement> {
@@ -71,7 +72,8 @@ export async function benchPrinterLinks(quick: boolean): Promise<Comparison[]> {
   await new Promise<void>((r) => socket.connect(port, '127.0.0.1', r));
   const bare = await rate('bare socket -> sink (B/s)', data.length, async () => {
     for (let o = 0; o < data.length; o += 4096) {
-      if (!socket.write(data.subarray(o, o + 4096))) await new Promise((r) => socket.once('drain', r));
+      if (!socket.write(data.subarray(o, o + 4096)))
+        await new Promise((r) => socket.once('drain', r));
     }
     while (sunk < data.length) await new Promise((r) => setImmediate(r));
   });
@@ -83,8 +85,14 @@ export async function benchPrinterLinks(quick: boolean): Promise<Comparison[]> {
     const serialSize = quick ? 64 * 1024 : 512 * 1024;
     const serialData = payload(serialSize);
     const printer = new VirtualPrinter({ columns: 48 });
-    const pty = await openSerialEndpoint(printer, { dir: mkdtempSync(join(tmpdir(), 'pa-bench-')) });
-    const serial = new SerialTransport({ path: pty.hostPath, baudRate: 115200, flowControl: 'none' });
+    const pty = await openSerialEndpoint(printer, {
+      dir: mkdtempSync(join(tmpdir(), 'pa-bench-')),
+    });
+    const serial = new SerialTransport({
+      path: pty.hostPath,
+      baudRate: 115200,
+      flowControl: 'none',
+    });
     await serial.open();
     const measured = await rate('SerialTransport over a pty (B/s)', serialData.length, async () => {
       await pump(serial, serialData);

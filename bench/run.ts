@@ -11,5 +11,9 @@ import { benchReceipt } from './receipt.bench.js';
 
 const quick = process.argv.includes('--quick');
 const minMs = quick ? 200 : 2000;
-const results = [...benchProtocol(minMs), ...benchReceipt(minMs), ...(await benchPrinterLinks(quick))];
+const results = [
+  ...benchProtocol(minMs),
+  ...benchReceipt(minMs),
+  ...(await benchPrinterLinks(quick)),
+];
 report(results, join(dirname(fileURLToPath(import.meta.url)), 'results.json'));
