@@ -1,0 +1,115 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import {
+  listenTcp,
+  renderText,
+  type TcpEndpoint,
+  VirtualPrinter,
+} from '../../src/emulator/index.js';
+import { ROOT } from '../helpers/cli.js';
+import { ORDERS_DIR } from '../helpers/receipts.js';
+
+/** Runs the CLI without blocking this process, which hosts the emulator the CLI talks to. */
+function cli(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), ...args],
+      { cwd: ROOT },
+    );
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d));
+    child.stderr.on('data', (d: Buffer) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (status) => resolve({ status, stdout, stderr }));
+  });
+}
+
+describe('printer-agent status and print against the emulator', () => {
+  const emulator = new VirtualPrinter({ columns: 48 });
+  let endpoint: TcpEndpoint;
+  before(async () => {
+    endpoint = await listenTcp(emulator, { port: 0 });
+  });
+  after(async () => {
+    await endpoint.close();
+  });
+
+  it('status: exit 0 and the state when ready, exit 3 when out of paper', async () => {
+    const ready = await cli(['status', '--printer', endpoint.address]);
+    assert.equal(ready.status, 0, ready.stderr);
+    assert.equal(ready.stdout.trim(), `${endpoint.address}: ready`);
+    emulator.setFault('paper-out', true);
+    try {
+      const out = await cli(['status', '--printer', endpoint.address, '--json']);
+      assert.equal(out.status, 3);
+      const report = JSON.parse(out.stdout) as { state: string; paper: string };
+      assert.equal(report.state, 'paper-out');
+      assert.equal(report.paper, 'out');
+    } finally {
+      emulator.setFault('paper-out', false);
+    }
+  });
+
+  it('status: an unreachable printer is disconnected (exit 3), a bad URL a usage error (exit 1)', async () => {
+    const gone = await cli(['status', '--printer', 'tcp://127.0.0.1:1']);
+    assert.equal(gone.status, 3);
+    assert.match(gone.stdout, /disconnected/);
+    const bad = await cli(['status', '--printer', 'lpt:1']);
+    assert.equal(bad.status, 1);
+    assert.match(bad.stderr, /^PRINTER_URL_INVALID: /);
+  });
+
+  it('print: renders, prints and confirms; exit 4 when the printer never confirms', async () => {
+    const printed = await cli([
+      'print',
+      join(ORDERS_DIR, 'table-offline-simple.json'),
+      '--printer',
+      endpoint.address,
+      '--profile',
+      'generic-80mm',
+    ]);
+    assert.equal(printed.status, 0, printed.stderr);
+    assert.match(
+      printed.stdout,
+      /^printed \d+ bytes on tcp:\/\/127\.0\.0\.1:\d+ \(confirmed by status\)$/m,
+    );
+    const ticket = emulator.paper.tickets.at(-1);
+    assert.ok(ticket);
+    assert.match(renderText(ticket), /Sinigang na Baboy/);
+    emulator.setFault('mute', true);
+    try {
+      const silent = await cli([
+        'print',
+        join(ORDERS_DIR, 'table-offline-simple.json'),
+        '--printer',
+        endpoint.address,
+      ]);
+      assert.equal(silent.status, 4);
+      assert.match(silent.stdout, /not confirmed/);
+    } finally {
+      emulator.setFault('mute', false);
+    }
+  });
+
+  it('print: a printer with its cover open gets nothing and the command exits 3', async () => {
+    const before = emulator.paper.tickets.length;
+    emulator.setFault('cover-open', true);
+    try {
+      const r = await cli([
+        'print',
+        join(ORDERS_DIR, 'table-offline-simple.json'),
+        '--printer',
+        endpoint.address,
+      ]);
+      assert.equal(r.status, 3);
+      assert.match(r.stderr, /^PRINTER_NOT_READY: .*cover-open/m);
+    } finally {
+      emulator.setFault('cover-open', false);
+    }
+    assert.equal(emulator.paper.tickets.length, before);
+  });
+});
