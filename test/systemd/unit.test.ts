@@ -1,0 +1,46 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { ROOT } from '../helpers/cli.js';
+
+const unitPath = join(ROOT, 'systemd', 'printer-agent.service');
+const hasAnalyze = !spawnSync('systemd-analyze', ['--version'], { stdio: 'ignore' }).error;
+
+describe('systemd unit', () => {
+  it('has the hardening and the settings the issue asks for', () => {
+    const unit = readFileSync(unitPath, 'utf8');
+    for (const line of [
+      'Type=notify',
+      'WatchdogSec=',
+      'Restart=always',
+      'User=printer-agent',
+      'SupplementaryGroups=lp dialout',
+      'StateDirectory=printer-agent',
+      'ConfigurationDirectory=printer-agent',
+      'NoNewPrivileges=true',
+      'ProtectSystem=strict',
+      'ProtectHome=true',
+      'PrivateTmp=true',
+    ]) {
+      assert.match(unit, new RegExp(`^${line.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`, 'm'), line);
+    }
+    assert.doesNotMatch(unit, /^PrivateDevices=/m, 'printers are devices: no PrivateDevices');
+  });
+
+  it('passes systemd-analyze verify', {
+    skip: hasAnalyze ? false : 'needs systemd-analyze (Debian package systemd)',
+  }, () => {
+    const r = spawnSync('systemd-analyze', ['verify', unitPath], { encoding: 'utf8' });
+    // verify complains about binaries that are not installed on this machine; nothing else.
+    const problems = `${r.stdout}${r.stderr}`
+      .split('\n')
+      .filter(
+        (l) =>
+          l.trim() !== '' &&
+          !/is not executable|No such file or directory|Failed to prepare filename/.test(l),
+      );
+    assert.deepEqual(problems, []);
+  });
+});
