@@ -5,6 +5,7 @@
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { report } from './harness.js';
+import { benchJobs } from './jobs.bench.js';
 import { benchPrinterLinks } from './printer.bench.js';
 import { benchProtocol } from './protocol.bench.js';
 import { benchReceipt } from './receipt.bench.js';
@@ -15,5 +16,6 @@ const results = [
   ...benchProtocol(minMs),
   ...benchReceipt(minMs),
   ...(await benchPrinterLinks(quick)),
+  ...(await benchJobs(minMs)),
 ];
 report(results, join(dirname(fileURLToPath(import.meta.url)), 'results.json'));

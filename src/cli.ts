@@ -6,11 +6,14 @@
  * not ready) and 4 (sent but not confirmed).
  */
 import { Command, CommanderError } from 'commander';
+import { registerConfig } from './cli/config.js';
 import { registerEmulator } from './cli/emulator.js';
 import { registerEnvelopes } from './cli/envelopes.js';
+import { registerJobs } from './cli/jobs.js';
 import { registerKeys } from './cli/keys.js';
 import { registerPrinter } from './cli/printer.js';
 import { registerRender } from './cli/render.js';
+import { registerRun } from './cli/run.js';
 import { isAgentError } from './errors.js';
 import { VERSION } from './version.js';
 
@@ -26,6 +29,9 @@ export function buildProgram(): Command {
   registerRender(program);
   registerEmulator(program);
   registerPrinter(program);
+  registerRun(program);
+  registerConfig(program);
+  registerJobs(program);
   return program;
 }
 

@@ -31,6 +31,52 @@ export const ERROR_CODES = {
   PRINTER_DISCONNECTED: { retryable: true, summary: 'the printer link dropped' },
   PRINTER_NOT_READY: { retryable: true, summary: 'the printer reports a state it cannot print in' },
   TRANSPORT_TIMEOUT: { retryable: true, summary: 'the printer did not take the bytes in time' },
+  // Job store and spooler (reliability guarantees 1, 4, 5, 11). Reason codes of job events.
+  STORE_FULL: {
+    retryable: true,
+    summary: 'the job database has no room (disk full or size limit): do not ack, retry later',
+  },
+  STORE_FAILED: {
+    retryable: true,
+    summary: 'the job database cannot be read or written: do not ack, retry later',
+  },
+  JOB_NOT_FOUND: { retryable: false, summary: 'no stored job (or stored receipt) matches' },
+  JOB_STATE_CONFLICT: { retryable: false, summary: 'the job is not in a state that allows this' },
+  DUPLICATE: {
+    retryable: false,
+    summary: 'a job for this orderNo, jobId or commandId is already stored; not printed again',
+  },
+  PAPER_OUT: { retryable: true, summary: 'the printer is out of paper' },
+  COVER_OPEN: { retryable: true, summary: 'the printer cover is open' },
+  PRINTER_OFFLINE: { retryable: true, summary: 'the printer is offline or in an error state' },
+  PRINT_FAILED: {
+    retryable: true,
+    summary: 'printing failed for an unexpected reason; the job may have printed in part',
+  },
+  UNCONFIRMED: {
+    retryable: false,
+    summary: 'the bytes were sent but the printer did not confirm the job; not re-sent',
+  },
+  JOB_INTERRUPTED: {
+    retryable: true,
+    summary:
+      'the agent stopped while the job was printing; printed again marked POSSIBLE DUPLICATE',
+  },
+  NEEDS_ATTENTION: {
+    retryable: false,
+    summary: 'the job is held for a person (interrupted while printing): `jobs retry` releases it',
+  },
+  // Configuration (issue 7). Messages name the file and each `path: rule`, never a secret.
+  CONFIG_MISSING: { retryable: false, summary: 'the config file is missing or cannot be read' },
+  CONFIG_INVALID: {
+    retryable: false,
+    summary: 'the config file is not valid JSON or breaks a rule of the config schema',
+  },
+  // The broker.
+  BROKER_UNAVAILABLE: {
+    retryable: true,
+    summary: 'the MQTT broker cannot be reached or refused a publish',
+  },
   // Command line and input files.
   INPUT_INVALID: { retryable: false, summary: 'a command-line argument or input file is invalid' },
 } as const satisfies Record<string, { retryable: boolean; summary: string }>;

@@ -14,13 +14,14 @@ export interface CliResult {
 /** `printer-agent ARGS` through tsx (source) or node (compiled `dist/`). */
 export function runCli(
   args: readonly string[],
-  options: { input?: string; compiled?: boolean; cwd?: string } = {},
+  options: { input?: string; compiled?: boolean; cwd?: string; env?: NodeJS.ProcessEnv } = {},
 ): CliResult {
   const entry = options.compiled
     ? [join(ROOT, 'dist', 'cli.js')]
     : ['--import', 'tsx', join(ROOT, 'src', 'cli.ts')];
   const result = spawnSync(process.execPath, [...entry, ...args], {
     cwd: options.cwd ?? ROOT,
+    env: options.env ?? process.env,
     input: options.input ?? '',
     encoding: 'utf8',
     timeout: 60_000,

@@ -1,0 +1,234 @@
+/**
+ * The composition root: builds every room from the settings and wires them, in order, with no
+ * logic of its own. Start: store, printers (and their monitors), spooler, then MQTT (the inbox can
+ * only take messages once the store can keep them). Stop, in reverse: stop taking messages, let
+ * the job in flight finish or park, flush the outbox and publish the offline status, close.
+ */
+
+import type { AgentError } from './errors.js';
+import { Spooler } from './jobs/spooler.js';
+import { JobStore } from './jobs/store.js';
+import type { Logger } from './logging.js';
+import { MqttConnection } from './mqtt/connection.js';
+import { Inbox } from './mqtt/inbox.js';
+import { Reporter } from './mqtt/reporter.js';
+import { PrinterMonitor } from './printer/monitor.js';
+import { openPrinter } from './printer/open-printer.js';
+import type { ConfirmMode, Printer } from './printer/printer.js';
+import { type AgentStatus, topics } from './protocol/print-protocol.js';
+import { loadKeyFile, type SignatureScheme } from './protocol/signing.js';
+import type { ReceiptOptions } from './receipt/options.js';
+import { getProfile } from './receipt/profile.js';
+import { VERSION } from './version.js';
+
+/** What the agent needs, resolved from the configuration file and the environment. */
+export interface AgentSettings {
+  appId: string;
+  storeKey: string;
+  storeId: string;
+  mqtt: {
+    url: string;
+    protocolVersion: 4 | 5;
+    prefix: string;
+    clientId: string;
+    keepaliveSec: number;
+    sessionExpirySec: number;
+    username?: string;
+    password?: string;
+    tls?: { caFile?: string; certFile?: string; keyFile?: string; rejectUnauthorized?: boolean };
+    reconnectMinMs: number;
+    reconnectMaxMs: number;
+    maxMessageBytes: number;
+  };
+  keys: { servicePublicKeyFile: string; scheme: SignatureScheme };
+  /** Each printer serves the roles jobs name in their `printer` field (default: its id). */
+  printers: Array<{
+    id: string;
+    url: string;
+    profile: string;
+    roles: string[];
+    confirm?: ConfirmMode;
+    statusIntervalMs: number;
+  }>;
+  receipt: ReceiptOptions;
+  lateAfterMinutes: number | null;
+  interruptedPolicy: 'reprint-marked' | 'hold';
+  stateDir: string;
+  statusIntervalMs: number;
+}
+
+interface PrinterRoom {
+  id: string;
+  printer: Printer;
+  monitor: PrinterMonitor;
+}
+
+export class Agent {
+  private storeFault: AgentError | null = null;
+  private readonly startedAt = new Date().toISOString();
+
+  private constructor(
+    private readonly settings: AgentSettings,
+    private readonly log: Logger,
+    readonly store: JobStore,
+    private readonly printers: PrinterRoom[],
+    private readonly spooler: Spooler,
+    private readonly connection: MqttConnection,
+    private readonly reporter: Reporter,
+  ) {}
+
+  static async start(settings: AgentSettings, log: Logger): Promise<Agent> {
+    const store = JobStore.open({ stateDir: settings.stateDir, create: true });
+    log.child({ room: 'jobs' }).info({ path: store.path }, 'job store open');
+
+    const printers: PrinterRoom[] = settings.printers.map((p) => {
+      const profile = getProfile(p.profile);
+      const printer = openPrinter(p.url, {
+        realtimeStatus: profile.realtimeStatus,
+        confirm: p.confirm ?? profile.confirm,
+      });
+      const monitor = new PrinterMonitor(printer, { intervalMs: p.statusIntervalMs });
+      const plog = log.child({ room: 'printer', printer: p.id });
+      monitor.on('change', (condition) =>
+        plog.info({ state: condition.state, causes: condition.causes }, 'printer state'),
+      );
+      monitor.on('error', (error) => plog.warn({ err: error.message }, 'status poll failed'));
+      return { id: p.id, printer, monitor };
+    });
+
+    const spooler = new Spooler({
+      store,
+      // One loop per role; a printer serving two roles still takes one job at a time (its link
+      // is exclusive).
+      printers: settings.printers.flatMap((p, i) =>
+        p.roles.map((role) => ({
+          id: role,
+          printer: printers[i]!.printer,
+          profile: p.profile,
+          monitor: printers[i]!.monitor,
+        })),
+      ),
+      receiptOptions: settings.receipt,
+      lateAfterMs: settings.lateAfterMinutes === null ? null : settings.lateAfterMinutes * 60_000,
+      interruptedPolicy: settings.interruptedPolicy,
+    });
+
+    const t = topics(settings.mqtt.prefix, settings.storeId);
+    const mlog = log.child({ room: 'mqtt' });
+    // Holders so the connection's callbacks can reach rooms created after it.
+    const late: { inbox?: Inbox; reporter?: Reporter; agent?: Agent } = {};
+    const connection = new MqttConnection(
+      {
+        url: settings.mqtt.url,
+        protocolVersion: settings.mqtt.protocolVersion,
+        clientId: settings.mqtt.clientId,
+        keepaliveSec: settings.mqtt.keepaliveSec,
+        sessionExpirySec: settings.mqtt.sessionExpirySec,
+        username: settings.mqtt.username,
+        password: settings.mqtt.password,
+        tls: settings.mqtt.tls,
+        reconnectMinMs: settings.mqtt.reconnectMinMs,
+        reconnectMaxMs: settings.mqtt.reconnectMaxMs,
+        subscriptions: [t.print, t.command],
+        will: {
+          topic: t.status,
+          payload: JSON.stringify({ online: false, storeId: settings.storeId, at: null }),
+        },
+      },
+      async (topic, payload) => (late.inbox ? late.inbox.handle(topic, payload) : 'hold'),
+      mlog,
+      {
+        connect: () => void late.reporter?.connected(),
+        offline: () => mlog.warn('broker offline; retrying with backoff'),
+      },
+    );
+    const reporter = new Reporter(
+      store,
+      connection,
+      {
+        topics: t,
+        storeId: settings.storeId,
+        statusIntervalMs: settings.statusIntervalMs,
+        status: () => late.agent!.status(),
+      },
+      mlog,
+    );
+    const agent = new Agent(settings, log, store, printers, spooler, connection, reporter);
+    late.agent = agent;
+    late.reporter = reporter;
+    late.inbox = new Inbox(
+      store,
+      {
+        appId: settings.appId,
+        storeKey: settings.storeKey,
+        serviceKey: loadKeyFile(settings.keys.servicePublicKeyFile, 'public'),
+        scheme: settings.keys.scheme,
+        maxBytes: settings.mqtt.maxMessageBytes,
+        topics: t,
+      },
+      {
+        statusRequested: () => void reporter.publishStatus(true),
+        storeFault: (error) => {
+          if ((error?.code ?? null) !== (agent.storeFault?.code ?? null)) {
+            agent.storeFault = error;
+            void reporter.publishStatus();
+          }
+        },
+      },
+      mlog,
+    );
+
+    for (const p of printers) p.monitor.start();
+    for (const p of printers) p.monitor.on('change', () => void reporter.publishStatus());
+    const recovered = spooler.start();
+    if (recovered.length > 0)
+      log.warn({ jobs: recovered.map((j) => j.jobId) }, 'jobs interrupted by a crash re-queued');
+    reporter.start();
+    connection.connect();
+    log.info(
+      { storeId: settings.storeId, version: VERSION, printers: settings.printers.map((p) => p.id) },
+      'agent started',
+    );
+    return agent;
+  }
+
+  /** print-protocol §7, from the monitors and the store; never contains a secret. */
+  status(): AgentStatus {
+    const stats = new Map(
+      this.store.queueStats(this.printers.map((p) => p.id)).map((s) => [s.printer, s]),
+    );
+    return {
+      online: true,
+      storeId: this.settings.storeId,
+      agent: { version: VERSION, startedAt: this.startedAt },
+      printers: this.printers.map((p) => {
+        const condition = p.monitor.condition;
+        const q = stats.get(p.id);
+        return {
+          id: p.id,
+          state: condition?.state ?? 'unknown',
+          paper: condition?.paper ?? 'unknown',
+          coverOpen: condition?.coverOpen ?? null,
+          queue: { pending: q?.pending ?? 0, oldestPendingSec: q?.oldestPendingSec ?? 0 },
+          lastPrintedAt: q?.lastPrintedAt ? new Date(q.lastPrintedAt).toISOString() : null,
+        };
+      }),
+      ...(this.storeFault ? { fault: this.storeFault.toReason() } : {}),
+      at: new Date().toISOString(),
+    };
+  }
+
+  async stop(): Promise<void> {
+    this.log.info('stopping');
+    this.reporter.stop();
+    await this.spooler.stop();
+    await this.reporter.offline();
+    await this.connection.end();
+    for (const p of this.printers) {
+      p.monitor.stop();
+      await p.printer.close();
+    }
+    this.store.close();
+    this.log.info('stopped');
+  }
+}

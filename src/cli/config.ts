@@ -1,0 +1,99 @@
+/**
+ * `printer-agent config check | show | set | schema | reference`. Every validation problem is
+ * printed as its own `path: message` line; secrets are never printed (show redacts them, and no
+ * message of the config room contains a value).
+ */
+import type { Command } from 'commander';
+import { setConfigValue } from '../config/edit.js';
+import { CONFIG_PATH_ENV, DEFAULT_CONFIG_PATH } from '../config/env.js';
+import { type LoadedConfig, loadConfig } from '../config/load.js';
+import { redactConfig } from '../config/redact.js';
+import { configJsonSchema, configReference } from '../config/reference.js';
+import { isAgentError } from '../errors.js';
+
+const CONFIG_OPTION = [
+  '--config <file>',
+  `config file (default: $${CONFIG_PATH_ENV}, else ${DEFAULT_CONFIG_PATH})`,
+] as const;
+
+/**
+ * Runs `work`; a CONFIG_INVALID with field issues is printed one `path: message` per line and
+ * exits 1 (decision 15), everything else goes to main()'s `CODE: message`.
+ */
+function reportingIssues<T>(work: () => T): T | undefined {
+  try {
+    return work();
+  } catch (error) {
+    if (!isAgentError(error) || error.code !== 'CONFIG_INVALID' || error.issues.length === 0)
+      throw error;
+    for (const issue of error.issues) process.stderr.write(`${issue.path}: ${issue.message}\n`);
+    const file = String(error.details.file);
+    const count = error.issues.length;
+    process.stderr.write(`CONFIG_INVALID: ${file}: ${count} problem${count === 1 ? '' : 's'}\n`);
+    process.exitCode = 1;
+    return undefined;
+  }
+}
+
+function printWarnings(loaded: LoadedConfig): void {
+  for (const warning of loaded.warnings) process.stderr.write(`warning: ${warning}\n`);
+}
+
+export function registerConfig(program: Command): void {
+  const config = program
+    .command('config')
+    .description('check, show and change the agent configuration');
+
+  config
+    .command('check')
+    .description('validate the config file and the files it names; print every problem')
+    .option(...CONFIG_OPTION)
+    .action((opts: { config?: string }) => {
+      const loaded = reportingIssues(() => loadConfig({ configPath: opts.config }));
+      if (!loaded) return;
+      printWarnings(loaded);
+      process.stdout.write(`config OK: ${loaded.path}\n`);
+    });
+
+  config
+    .command('show')
+    .description(
+      'print the effective configuration (file, environment, defaults) as JSON, secrets as ***',
+    )
+    .option(...CONFIG_OPTION)
+    .action((opts: { config?: string }) => {
+      const loaded = reportingIssues(() => loadConfig({ configPath: opts.config }));
+      if (!loaded) return;
+      printWarnings(loaded);
+      process.stdout.write(`${JSON.stringify(redactConfig(loaded.config), null, 2)}\n`);
+    });
+
+  config
+    .command('set')
+    .description(
+      'set one value (KEY as mqtt.url or printers[0].url; VALUE as JSON, else text); the whole ' +
+        'result is validated before the file is written (mode 0600)',
+    )
+    .argument('<key>', 'dot path of the setting')
+    .argument('<value>', 'new value: JSON when it parses (4, true, ["a"]), else a string')
+    .option(...CONFIG_OPTION)
+    .action((key: string, value: string, opts: { config?: string }) => {
+      const path = reportingIssues(() => setConfigValue(key, value, { configPath: opts.config }));
+      // The value is not echoed: it may be a secret.
+      if (path) process.stdout.write(`${path}: ${key} updated\n`);
+    });
+
+  config
+    .command('schema')
+    .description('print the JSON schema of the config file (for editors)')
+    .action(() => {
+      process.stdout.write(`${JSON.stringify(configJsonSchema(), null, 2)}\n`);
+    });
+
+  config
+    .command('reference')
+    .description('print the Markdown reference of every setting (docs/config-reference.md)')
+    .action(() => {
+      process.stdout.write(configReference());
+    });
+}

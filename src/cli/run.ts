@@ -1,0 +1,88 @@
+/** `printer-agent run`: the daemon a store runs (systemd starts it; see systemd/). */
+import type { Command } from 'commander';
+import { Agent, type AgentSettings } from '../agent.js';
+import { type AgentConfig, loadConfig } from '../config/load.js';
+import { secretValues } from '../config/redact.js';
+import { createLogger } from '../logging.js';
+import { sdNotify } from '../systemd-notify.js';
+
+/** The composition root's settings from the loaded configuration. */
+export function settingsFrom(config: AgentConfig): AgentSettings {
+  const m = config.mqtt;
+  return {
+    appId: config.appId,
+    storeKey: config.storeKey,
+    storeId: config.storeId,
+    mqtt: {
+      url: m.url,
+      protocolVersion: m.protocolVersion === 4 ? 4 : 5,
+      prefix: m.prefix,
+      clientId: m.clientId,
+      keepaliveSec: m.keepaliveSec,
+      sessionExpirySec: m.sessionExpirySec,
+      username: m.username,
+      password: m.password,
+      tls: m.tls,
+      reconnectMinMs: m.reconnectMinMs,
+      reconnectMaxMs: m.reconnectMaxMs,
+      maxMessageBytes: m.maxMessageBytes,
+    },
+    keys: { servicePublicKeyFile: config.keys.servicePublicKeyFile, scheme: config.keys.scheme },
+    printers: config.printers.map((p) => ({
+      id: p.id,
+      url: p.url,
+      profile: p.profile,
+      roles: p.roles ?? [p.id],
+      confirm: p.confirm,
+      statusIntervalMs: p.statusIntervalMs,
+    })),
+    receipt: {
+      header: config.receipt.header,
+      footer: config.receipt.footer,
+      money: config.receipt.money,
+      qr: config.receipt.qr,
+    },
+    lateAfterMinutes: config.receipt.markings.lateAfterMinutes,
+    interruptedPolicy: config.receipt.markings.possibleDuplicatePolicy,
+    stateDir: config.stateDir,
+    statusIntervalMs: 30_000,
+  };
+}
+
+export function registerRun(program: Command): void {
+  program
+    .command('run')
+    .description('run the agent: MQTT in, printers out (the systemd service runs this)')
+    .option(
+      '--config <file>',
+      'config file (default $PRINTER_AGENT_CONFIG or /etc/printer-agent/config.json)',
+    )
+    .action(async (opts: { config?: string }) => {
+      const loaded = loadConfig({ configPath: opts.config });
+      const log = createLogger({
+        level: loaded.config.logLevel,
+        secrets: secretValues(loaded.config),
+      });
+      for (const warning of loaded.warnings) log.warn({ room: 'config' }, warning);
+      const agent = await Agent.start(settingsFrom(loaded.config), log);
+      sdNotify.ready();
+      const stopWatchdog = sdNotify.startWatchdog();
+      await new Promise<void>((resolve) => {
+        let stopping = false;
+        const stop = (signal: string) => {
+          if (stopping) return;
+          stopping = true;
+          log.info({ signal }, 'signal received');
+          sdNotify.stopping();
+          stopWatchdog();
+          agent.stop().then(resolve, (error: unknown) => {
+            log.error({ err: (error as Error).message }, 'stop failed');
+            resolve();
+          });
+        };
+        process.once('SIGTERM', () => stop('SIGTERM'));
+        process.once('SIGINT', () => stop('SIGINT'));
+      });
+      log.flush();
+    });
+}

@@ -1,0 +1,138 @@
+/**
+ * The config rules that span fields (secret forms, TLS halves, printer ids and roles, catch-up
+ * bounds), reported on the path a person has to change. The schema runs them even when single
+ * fields failed, so `config check` lists every problem at once; they therefore read the value
+ * defensively, as plain JSON that may be only partly valid.
+ */
+import { DEFAULT_PRINTER_ROLE } from '../protocol/print-protocol.js';
+
+export type Issue = { path: PropertyKey[]; message: string };
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function section(value: Record<string, unknown>, key: string): Record<string, unknown> {
+  const inner = value[key];
+  return isRecord(inner) ? inner : {};
+}
+
+/** Every cross-field problem of a (possibly partly valid) config value. */
+export function crossFieldIssues(value: unknown): Issue[] {
+  if (!isRecord(value)) return [];
+  const issues: Issue[] = [];
+  const has = (obj: Record<string, unknown>, key: string) => obj[key] !== undefined;
+
+  if (has(value, 'storeKey') && has(value, 'storeKeyFile'))
+    issues.push({ path: ['storeKeyFile'], message: 'give storeKey or storeKeyFile, not both' });
+  else if (!has(value, 'storeKey') && !has(value, 'storeKeyFile'))
+    issues.push({ path: ['storeKey'], message: 'is required (or give storeKeyFile)' });
+
+  const mqtt = section(value, 'mqtt');
+  if (has(mqtt, 'password') && has(mqtt, 'passwordFile'))
+    issues.push({
+      path: ['mqtt', 'passwordFile'],
+      message: 'give mqtt.password or mqtt.passwordFile, not both',
+    });
+  if ((has(mqtt, 'password') || has(mqtt, 'passwordFile')) && !has(mqtt, 'username'))
+    issues.push({ path: ['mqtt', 'username'], message: 'is required when a password is given' });
+  const tls = section(mqtt, 'tls');
+  if (has(tls, 'certFile') !== has(tls, 'keyFile'))
+    issues.push({
+      path: ['mqtt', 'tls', has(tls, 'certFile') ? 'keyFile' : 'certFile'],
+      message: 'is required with the other half of the client certificate (certFile and keyFile)',
+    });
+  if (typeof mqtt.url === 'string' && mqtt.url.startsWith('mqtt://')) {
+    for (const key of ['caFile', 'certFile', 'keyFile'])
+      if (has(tls, key))
+        issues.push({
+          path: ['mqtt', 'tls', key],
+          message: 'applies only to mqtts:// URLs; change mqtt.url to mqtts://',
+        });
+  }
+  const { reconnectMinMs, reconnectMaxMs } = mqtt;
+  if (
+    typeof reconnectMinMs === 'number' &&
+    typeof reconnectMaxMs === 'number' &&
+    reconnectMaxMs < reconnectMinMs
+  )
+    issues.push({
+      path: ['mqtt', 'reconnectMaxMs'],
+      message: 'must be at least mqtt.reconnectMinMs',
+    });
+
+  issues.push(...printerIssues(value.printers));
+
+  const catchUp = section(value, 'catchUp');
+  if (catchUp.enabled !== false) {
+    if (!has(catchUp, 'baseUrl'))
+      issues.push({
+        path: ['catchUp', 'baseUrl'],
+        message: 'is required while catch-up is enabled (or set catchUp.enabled to false)',
+      });
+    if (!has(section(value, 'keys'), 'storePrivateKeyFile'))
+      issues.push({
+        path: ['keys', 'storePrivateKeyFile'],
+        message: 'is required while catch-up is enabled: it signs the queries',
+      });
+  }
+  const { intervalSec, minIntervalSec, maxAgeMinutes, windowMinutes } = catchUp;
+  if (
+    typeof intervalSec === 'number' &&
+    typeof minIntervalSec === 'number' &&
+    intervalSec < minIntervalSec
+  )
+    issues.push({
+      path: ['catchUp', 'intervalSec'],
+      message: 'must be at least catchUp.minIntervalSec',
+    });
+  if (
+    typeof maxAgeMinutes === 'number' &&
+    typeof windowMinutes === 'number' &&
+    maxAgeMinutes <= windowMinutes
+  )
+    issues.push({
+      path: ['catchUp', 'maxAgeMinutes'],
+      message: 'must be more than catchUp.windowMinutes, or every late order would be stale',
+    });
+  return issues;
+}
+
+/** Unique ids, one printer per role, and a printer for the receipt role. */
+function printerIssues(printers: unknown): Issue[] {
+  if (!Array.isArray(printers)) return [];
+  const issues: Issue[] = [];
+  const ids = new Map<string, number>();
+  const roles = new Map<string, number>();
+  printers.forEach((printer, index) => {
+    if (!isRecord(printer) || typeof printer.id !== 'string') return;
+    const firstWithId = ids.get(printer.id);
+    if (firstWithId !== undefined) {
+      issues.push({
+        path: ['printers', index, 'id'],
+        message: `must be unique; printers[${firstWithId}] has the same id`,
+      });
+      return; // its roles would only repeat the same conflict
+    }
+    ids.set(printer.id, index);
+    const explicit = Array.isArray(printer.roles);
+    const served = explicit ? (printer.roles as unknown[]) : [printer.id];
+    served.forEach((name, roleIndex) => {
+      if (typeof name !== 'string') return;
+      const owner = roles.get(name);
+      if (owner !== undefined && owner !== index) {
+        issues.push({
+          path: explicit ? ['printers', index, 'roles', roleIndex] : ['printers', index, 'id'],
+          message: `role ${name} is already served by printers[${owner}]; a role has one printer`,
+        });
+      } else roles.set(name, index);
+    });
+  });
+  if (ids.size > 0 && !roles.has(DEFAULT_PRINTER_ROLE)) {
+    issues.push({
+      path: ['printers'],
+      message: `must include a printer for the ${DEFAULT_PRINTER_ROLE} role (id ${DEFAULT_PRINTER_ROLE} or ${DEFAULT_PRINTER_ROLE} in its roles)`,
+    });
+  }
+  return issues;
+}

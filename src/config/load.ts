@@ -1,0 +1,209 @@
+/**
+ * Loading the agent's configuration: the file (through conf), then the environment overrides,
+ * then the zod schema (every problem as `path: message`), then the files it points at (secrets
+ * read, keys and certificates checked), then the derived values (storeId, MQTT client id).
+ *
+ * Relative file paths in the config resolve against the config file's folder, so a config and its
+ * key files can be moved together; paths from the environment resolve against the working
+ * directory, like any command-line path.
+ */
+import { dirname, isAbsolute, resolve } from 'node:path';
+import { AgentError, type FieldIssue } from '../errors.js';
+import { STORE_KEY_MAX } from '../protocol/envelope.js';
+import { deriveStoreId } from '../protocol/store-id.js';
+import { describeIssues, formatPath, toFieldIssues } from '../protocol/validation.js';
+import { openConfigFile, resolveConfigPath } from './config-file.js';
+import { type AppliedOverride, applyEnvOverrides } from './env.js';
+import {
+  agentConfigSchema,
+  type ConfigFile,
+  configErrorMessage,
+  PATH_FIELDS,
+  SECRET_FILE_FIELDS,
+} from './schema.js';
+import { checkReadableFile, exposedSecretWarning, readSecretFile } from './secret-files.js';
+
+type MqttFile = ConfigFile['mqtt'];
+
+/** The effective configuration the agent runs with: defaulted, secrets read, ids derived. */
+export type AgentConfig = Omit<ConfigFile, '$schema' | 'storeKey' | 'storeId' | 'mqtt'> & {
+  /** SECRET: never log it; `redactConfig` before printing. */
+  storeKey: string;
+  storeId: string;
+  mqtt: Omit<MqttFile, 'clientId' | 'password'> & {
+    clientId: string;
+    /** SECRET, from mqtt.password or mqtt.passwordFile. */
+    password: string | undefined;
+  };
+};
+
+export interface LoadedConfig {
+  /** Absolute path of the config file. */
+  path: string;
+  config: AgentConfig;
+  /** Problems that do not stop the agent (e.g. a secret file readable by others). */
+  warnings: string[];
+}
+
+export interface LoadOptions {
+  /** `--config FILE`; else $PRINTER_AGENT_CONFIG, else /etc/printer-agent/config.json. */
+  configPath?: string;
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+}
+
+export interface ValidateOptions {
+  /** The config file's absolute path: relative paths resolve against its folder. */
+  file: string;
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+}
+
+function invalid(file: string, issues: FieldIssue[]): AgentError {
+  return new AgentError('CONFIG_INVALID', `${file}: ${describeIssues(issues)}`, {
+    issues,
+    details: { file },
+  });
+}
+
+function getAt(value: unknown, path: readonly string[]): unknown {
+  let node = value;
+  for (const key of path) {
+    if (typeof node !== 'object' || node === null) return undefined;
+    node = (node as Record<string, unknown>)[key];
+  }
+  return node;
+}
+
+function setAt(value: object, path: readonly string[], next: unknown): void {
+  const parent = getAt(value, path.slice(0, -1)) as Record<string, unknown>;
+  parent[path[path.length - 1]!] = next;
+}
+
+/**
+ * Applies the environment and validates against the schema, without reading any file the config
+ * points at (so `config set` works before the key files are in place). Throws CONFIG_INVALID
+ * listing every problem; a problem in a value the environment set names the variable.
+ */
+export function validateConfig(
+  raw: Record<string, unknown>,
+  options: ValidateOptions,
+): { config: ConfigFile; applied: AppliedOverride[] } {
+  const env = options.env ?? process.env;
+  const { value, applied } = applyEnvOverrides(raw, env, options.cwd);
+  const result = agentConfigSchema.safeParse(value, { error: configErrorMessage });
+  if (!result.success) {
+    const fromEnv = new Map(applied.map((a) => [formatPath(a.path), a.name]));
+    const issues = toFieldIssues(result.error).map((issue) => {
+      const name = fromEnv.get(issue.path);
+      return name ? { ...issue, message: `${issue.message} (set by ${name})` } : issue;
+    });
+    throw invalid(options.file, issues);
+  }
+  const config = result.data;
+  const base = dirname(options.file);
+  for (const field of PATH_FIELDS) {
+    const path = field.split('.');
+    const current = getAt(config, path);
+    if (typeof current === 'string' && !isAbsolute(current))
+      setAt(config, path, resolve(base, current));
+  }
+  return { config, applied };
+}
+
+/**
+ * Reads the secrets given as files, checks the other files are readable, derives storeId and the
+ * client id, and collects warnings. Throws CONFIG_INVALID listing every file problem.
+ */
+export function resolveConfig(
+  file: ConfigFile,
+  options: { file: string },
+): { config: AgentConfig; warnings: string[] } {
+  const issues: FieldIssue[] = [];
+  const warnings: string[] = [];
+
+  let storeKey = file.storeKey;
+  if (file.storeKeyFile !== undefined) {
+    const read = readSecretFile(file.storeKeyFile, STORE_KEY_MAX);
+    if (read.ok) storeKey = read.value;
+    else issues.push({ path: 'storeKeyFile', message: read.message });
+  }
+  let password = file.mqtt.password;
+  if (file.mqtt.passwordFile !== undefined) {
+    const read = readSecretFile(file.mqtt.passwordFile, 1024);
+    if (read.ok) password = read.value;
+    else issues.push({ path: 'mqtt.passwordFile', message: read.message });
+  }
+  const mustRead: [string, string | undefined][] = [
+    ['keys.servicePublicKeyFile', file.keys.servicePublicKeyFile],
+    ['keys.storePrivateKeyFile', file.keys.storePrivateKeyFile],
+    ['mqtt.tls.caFile', file.mqtt.tls.caFile],
+    ['mqtt.tls.certFile', file.mqtt.tls.certFile],
+    ['mqtt.tls.keyFile', file.mqtt.tls.keyFile],
+  ];
+  for (const [path, value] of mustRead) {
+    if (value === undefined) continue;
+    const check = checkReadableFile(value);
+    if (!check.ok) issues.push({ path, message: check.message });
+  }
+  if (issues.length > 0 || storeKey === undefined) throw invalid(options.file, issues);
+
+  for (const field of SECRET_FILE_FIELDS) {
+    const value = getAt(file, field.split('.'));
+    if (typeof value !== 'string') continue;
+    const warning = exposedSecretWarning(field, value);
+    if (warning) warnings.push(warning);
+  }
+  if (file.storeKey !== undefined || file.mqtt.password !== undefined) {
+    const warning = exposedSecretWarning('config file (holds a secret inline)', options.file);
+    if (warning) warnings.push(warning);
+  }
+  if (!file.mqtt.tls.rejectUnauthorized)
+    warnings.push('mqtt.tls.rejectUnauthorized: false: the broker certificate is not checked');
+  if (password !== undefined && file.mqtt.url.startsWith('mqtt://'))
+    warnings.push('mqtt.url: the broker password travels unencrypted over mqtt://; use mqtts://');
+
+  const storeId = file.storeId ?? deriveStoreId(file.appId, storeKey);
+  const { mqtt } = file;
+  // Spelt out so that a new schema field fails to compile here until it is carried over, and so
+  // that `config show` lists the fields in the order of the file.
+  const config: AgentConfig = {
+    appId: file.appId,
+    storeKey,
+    storeKeyFile: file.storeKeyFile,
+    storeId,
+    mqtt: {
+      url: mqtt.url,
+      protocolVersion: mqtt.protocolVersion,
+      prefix: mqtt.prefix,
+      keepaliveSec: mqtt.keepaliveSec,
+      clientId: mqtt.clientId ?? `printer-agent-${storeId}`,
+      sessionExpirySec: mqtt.sessionExpirySec,
+      username: mqtt.username,
+      password,
+      passwordFile: mqtt.passwordFile,
+      tls: mqtt.tls,
+      reconnectMinMs: mqtt.reconnectMinMs,
+      reconnectMaxMs: mqtt.reconnectMaxMs,
+      maxMessageBytes: mqtt.maxMessageBytes,
+    },
+    keys: file.keys,
+    printers: file.printers,
+    receipt: file.receipt,
+    stateDir: file.stateDir,
+    catchUp: file.catchUp,
+    retention: file.retention,
+    logLevel: file.logLevel,
+  };
+  return { config, warnings };
+}
+
+/** The whole pipeline: file, environment, schema, files, derived values. */
+export function loadConfig(options: LoadOptions = {}): LoadedConfig {
+  const env = options.env ?? process.env;
+  const path = resolveConfigPath(options.configPath, env, options.cwd);
+  const raw = openConfigFile(path).read();
+  const { config: file } = validateConfig(raw, { file: path, env, cwd: options.cwd });
+  const { config, warnings } = resolveConfig(file, { file: path });
+  return { path, config, warnings };
+}

@@ -1,0 +1,479 @@
+/**
+ * The agent's configuration file as one zod schema: the single source of truth for validation,
+ * defaults, the JSON schema given to editors (`config schema`) and the reference table
+ * (`config reference`, docs/config-reference.md). Every field carries `.describe()`, because the
+ * descriptions are the documentation: JSON cannot hold comments.
+ *
+ * Secrets (`storeKey`, `mqtt.password`) may be given inline or as file paths; the file forms are
+ * read by `load.ts`, which also derives `storeId` and `mqtt.clientId`. Nothing here reads a secret.
+ *
+ * Rooms: this file imports `protocol/` and three leaf modules that describe data the config points
+ * at (`receipt/options.ts` for the receipt section, `receipt/profile.ts` for profile ids and their
+ * code pages, `printer/printer-url.ts` for the printer URL grammar). None of them imports
+ * `config/`, so the dependency stays one-way (docs/decisions.md, Configuration).
+ */
+import { z } from 'zod';
+import { isAgentError } from '../errors.js';
+import { parsePrinterUrl } from '../printer/printer-url.js';
+import { STORE_KEY_MAX } from '../protocol/envelope.js';
+import { moneyFormatSchema } from '../protocol/money.js';
+import { DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_TOPIC_PREFIX } from '../protocol/print-protocol.js';
+import { DEFAULT_SIGNATURE_SCHEME, SIGNATURE_SCHEMES } from '../protocol/signing.js';
+import { text, typeError } from '../protocol/validation.js';
+import { receiptOptionsSchema } from '../receipt/options.js';
+import { loadProfiles, type PrinterProfile } from '../receipt/profile.js';
+import { crossFieldIssues } from './cross-field-rules.js';
+
+export const DEFAULT_STATE_DIR = '/var/lib/printer-agent';
+export const MAX_PRINTERS = 8;
+/** order-api §8: "interval between queries: recommended at least 10 seconds". */
+export const MIN_QUERY_INTERVAL_SEC = 10;
+/** order-api §8: "data delay: up to 5 minutes". */
+export const QUERY_DATA_DELAY_MINUTES = 5;
+/** order-api §8: "pageSize maximum: 100". */
+export const MAX_PAGE_SIZE = 100;
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export const CONFIRM_MODES = ['process-id', 'status', 'none'] as const;
+export const POSSIBLE_DUPLICATE_POLICIES = ['reprint-marked', 'hold'] as const;
+
+/** Fields whose values are secrets: never printed, logged or echoed in an error. */
+export const SECRET_FIELDS = ['storeKey', 'mqtt.password'] as const;
+/** Files that hold secrets: the agent warns when group or others can read them. */
+export const SECRET_FILE_FIELDS = [
+  'storeKeyFile',
+  'mqtt.passwordFile',
+  'mqtt.tls.keyFile',
+  'keys.storePrivateKeyFile',
+] as const;
+/** Fields that are file system paths: relative ones resolve against the config file's folder. */
+export const PATH_FIELDS = [
+  'storeKeyFile',
+  'mqtt.passwordFile',
+  'mqtt.tls.caFile',
+  'mqtt.tls.certFile',
+  'mqtt.tls.keyFile',
+  'keys.servicePublicKeyFile',
+  'keys.storePrivateKeyFile',
+  'stateDir',
+] as const;
+
+// ---------------------------------------------------------------------------------------------
+// Building blocks. Messages are rules ("must be ..."), like protocol/validation.ts, and never
+// contain the value: a wrong value may be a secret typed into the wrong field.
+
+/** A whole number in `[min, max]`; `why` says where a bound comes from when it is not obvious. */
+function wholeNumber(min: number, max: number, why?: string) {
+  const range = `must be between ${min} and ${max}${why ? ` (${why})` : ''}`;
+  return z
+    .number({ error: typeError('a number') })
+    .refine(Number.isInteger, 'must be a whole number')
+    .min(min, { error: range })
+    .max(max, { error: range })
+    .meta({ type: 'integer' }); // the refinement is invisible to the JSON schema; say it there
+}
+
+const filePath = () =>
+  z.string({ error: typeError('a file path') }).min(1, 'must be a file path, not empty');
+
+/** Role names double as the `printer` field of instructions (print-protocol §4). */
+const role = () =>
+  z
+    .string({ error: typeError('a string') })
+    .regex(/^[A-Za-z0-9._-]{1,64}$/, 'must be 1 to 64 letters, digits, dot, dash or underscore');
+
+function mqttUrlProblem(value: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return 'must be a URL like mqtts://broker.example.com:8883';
+  }
+  if (url.protocol !== 'mqtt:' && url.protocol !== 'mqtts:') return null; // the regex reports it
+  if (!url.hostname) return 'must name the broker host';
+  // Credentials in a URL end up in logs and `ps`; they have their own (redacted) fields.
+  if (url.username || url.password)
+    return 'must not carry credentials: use mqtt.username and mqtt.password or mqtt.passwordFile';
+  if ((url.pathname && url.pathname !== '/') || url.search || url.hash)
+    return 'must be only scheme, host and port';
+  return null;
+}
+
+function httpUrlProblem(value: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return 'must be a URL like https://orders.example.com';
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'must start with https://';
+  if (url.username || url.password) return 'must not carry credentials';
+  if (url.search || url.hash) return 'must have no query or fragment';
+  return null;
+}
+
+/** The profiles shipped in config/printers/, or the reason they cannot be read. */
+function profiles(): Map<string, PrinterProfile> | string {
+  try {
+    return loadProfiles();
+  } catch (error) {
+    return isAgentError(error) ? error.message : String(error);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sections.
+
+const tlsSchema = z
+  .strictObject({
+    caFile: filePath()
+      .optional()
+      .describe('PEM file of the CA that signed the broker certificate (default: system CAs).'),
+    certFile: filePath()
+      .optional()
+      .describe('PEM client certificate, for brokers that authenticate clients by certificate.'),
+    keyFile: filePath()
+      .optional()
+      .describe('PEM private key of the client certificate (secret file: keep it 0600).'),
+    rejectUnauthorized: z
+      .boolean({ error: typeError('true or false') })
+      .default(true)
+      .describe('Verify the broker certificate. Turn off only for a test broker.'),
+  })
+  .describe('TLS settings for mqtts:// URLs.');
+
+const mqttSchema = z
+  .strictObject({
+    url: z
+      .string({ error: typeError('a string') })
+      .regex(/^mqtts?:\/\//, 'must start with mqtt:// or mqtts://')
+      .superRefine((value, ctx) => {
+        const problem = mqttUrlProblem(value);
+        if (problem) ctx.addIssue({ code: 'custom', message: problem });
+      })
+      .describe('Broker URL, mqtts://HOST:PORT (TLS) or mqtt://HOST:PORT; no credentials.'),
+    protocolVersion: z
+      .literal([5, 4], { error: 'must be 5 (MQTT 5) or 4 (MQTT 3.1.1)' })
+      .default(5)
+      .describe('5 for MQTT 5; 4 for MQTT 3.1.1 (older brokers, the embedded demo broker).'),
+    prefix: z
+      .string({ error: typeError('a string') })
+      .regex(
+        /^[^/+#\s]{1,64}(\/[^/+#\s]{1,64}){0,7}$/,
+        'must be topic levels joined by / without +, #, spaces or empty levels',
+      )
+      .default(DEFAULT_TOPIC_PREFIX)
+      .describe('Topic prefix: the agent uses {prefix}/{storeId}/print, /command, /job, /status.'),
+    keepaliveSec: wholeNumber(5, 1200)
+      .default(30)
+      .describe(
+        'MQTT keepalive in seconds; the broker publishes the offline last will about 1.5x later.',
+      ),
+    clientId: z
+      .string({ error: typeError('a string') })
+      .regex(/^[A-Za-z0-9._-]{1,64}$/, 'must be 1 to 64 letters, digits, dot, dash or underscore')
+      .optional()
+      .describe(
+        'Fixed client id of the persistent session. Default: printer-agent-{storeId}. Two agents ' +
+          'with one id throw each other off the broker.',
+      ),
+    sessionExpirySec: wholeNumber(60, 4294967295)
+      .default(86400)
+      .describe(
+        'MQTT 5 session expiry: how long the broker keeps instructions for a stopped agent. ' +
+          'Longer gaps are filled by catch-up.',
+      ),
+    username: z
+      .string({ error: typeError('a string') })
+      .min(1, 'must not be empty')
+      .max(256, 'must be at most 256 characters')
+      .optional()
+      .describe('Broker user name (per-store credentials, ACL limited to the store subtree).'),
+    password: z
+      .string({ error: typeError('a string') })
+      .min(1, 'must not be empty')
+      .max(1024, 'must be at most 1024 characters')
+      .optional()
+      .describe('SECRET. Broker password. Prefer mqtt.passwordFile.'),
+    passwordFile: filePath()
+      .optional()
+      .describe('File whose first line is the broker password (secret file: keep it 0600).'),
+    tls: tlsSchema.prefault({}),
+    reconnectMinMs: wholeNumber(100, 60000)
+      .default(1000)
+      .describe('First reconnect delay in ms; doubled after each failure.'),
+    reconnectMaxMs: wholeNumber(1000, 600000)
+      .default(30000)
+      .describe('Longest reconnect delay in ms (cap of the backoff).'),
+    maxMessageBytes: wholeNumber(1024, 1048576)
+      .default(DEFAULT_MAX_MESSAGE_BYTES)
+      .describe('Messages larger than this are rejected unread (print-protocol §3).'),
+  })
+  .describe('The MQTT broker connection.');
+
+const keysSchema = z
+  .strictObject({
+    servicePublicKeyFile: filePath().describe(
+      'PEM public key of the order service: verifies print instructions and commands.',
+    ),
+    storePrivateKeyFile: filePath()
+      .optional()
+      .describe(
+        'PEM private key of this store: signs catch-up queries (secret file: keep it 0600). ' +
+          'Required when catch-up is enabled.',
+      ),
+    scheme: z
+      .enum(SIGNATURE_SCHEMES, { error: `must be one of ${SIGNATURE_SCHEMES.join(', ')}` })
+      .default(DEFAULT_SIGNATURE_SCHEME)
+      .describe(
+        'Signature scheme, both directions (print-protocol §3). Never chosen by a message.',
+      ),
+  })
+  .describe('RSA keys (PEM, 2048 bits or more) and the signature scheme.');
+
+const printerSchema = z
+  .strictObject({
+    id: role().describe('Printer id; also its role unless roles is given (receipt, kitchen...).'),
+    url: z
+      .string({ error: typeError('a string') })
+      .superRefine((value, ctx) => {
+        try {
+          parsePrinterUrl(value);
+        } catch (error) {
+          if (!isAgentError(error)) throw error;
+          // parsePrinterUrl prefixes `printer URL "...": `; the path already names the field.
+          ctx.addIssue({
+            code: 'custom',
+            message: error.message.replace(/^printer URL .*?: /, ''),
+          });
+        }
+      })
+      .describe(
+        'Where the printer is: tcp://HOST[:PORT], serial:/dev/serial/by-id/...?baudRate=N, ' +
+          'file:/dev/usb/lp0 or usb:VID:PID[?serial=SN].',
+      ),
+    profile: z
+      .string({ error: typeError('a string') })
+      .superRefine((value, ctx) => {
+        const known = profiles();
+        if (typeof known === 'string') ctx.addIssue({ code: 'custom', message: known });
+        else if (!known.has(value))
+          ctx.addIssue({
+            code: 'custom',
+            message: `must be a profile in config/printers/: ${[...known.keys()].join(', ')}`,
+          });
+      })
+      .describe('Printer profile id, a file in config/printers/ (columns, code pages, cutter).'),
+    roles: z
+      .array(role(), { error: typeError('a list of role names') })
+      .min(1, 'must name at least one role')
+      .max(8, 'must name at most 8 roles')
+      .optional()
+      .describe('Roles this printer serves (the printer field of instructions). Default: [id].'),
+    codepage: z
+      .string({ error: typeError('a string') })
+      .min(1, 'must not be empty')
+      .optional()
+      .describe('Code page override; must be one the profile can select (its codepageNumbers).'),
+    confirm: z
+      .enum(CONFIRM_MODES, { error: `must be one of ${CONFIRM_MODES.join(', ')}` })
+      .optional()
+      .describe('How a job is confirmed, overriding the profile: process-id, status or none.'),
+    statusIntervalMs: wholeNumber(1000, 600000)
+      .default(5000)
+      .describe('Status poll interval in ms while the printer is idle.'),
+  })
+  .superRefine((printer, ctx) => {
+    if (printer.codepage === undefined) return;
+    const known = profiles();
+    const profile = typeof known === 'string' ? undefined : known.get(printer.profile);
+    if (profile && profile.codepageNumbers[printer.codepage] === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['codepage'],
+        message: `must be a code page profile ${printer.profile} can select: ${Object.keys(
+          profile.codepageNumbers,
+        ).join(', ')}`,
+      });
+    }
+  })
+  .transform(({ id, url, profile, roles, ...rest }) => ({
+    id,
+    url,
+    profile,
+    roles: roles ?? [id],
+    ...rest,
+  }));
+
+const markingsSchema = z
+  .strictObject({
+    lateAfterMinutes: wholeNumber(1, 1440)
+      .nullable()
+      .default(15)
+      .describe('A receipt printed this long after it was stored is marked LATE; null: never.'),
+    possibleDuplicatePolicy: z
+      .enum(POSSIBLE_DUPLICATE_POLICIES, {
+        error: `must be one of ${POSSIBLE_DUPLICATE_POLICIES.join(', ')}`,
+      })
+      .default('reprint-marked')
+      .describe(
+        'A job interrupted while printing: reprint-marked prints it again marked POSSIBLE ' +
+          'DUPLICATE; hold keeps it for a person (`jobs retry`).',
+      ),
+  })
+  .describe('Markings printed on receipts that came late or may be duplicates.');
+
+// The receipt section is the renderer's own options schema (one source of truth), made strict
+// so a misspelt key is reported instead of silently ignored.
+const receiptShape = receiptOptionsSchema.shape;
+const receiptSchema = z
+  .strictObject({
+    ...receiptShape,
+    money: z
+      .strictObject(moneyFormatSchema.shape)
+      .prefault({})
+      .describe(receiptShape.money.description ?? 'How amounts in cents are printed.'),
+    markings: markingsSchema.prefault({}),
+  })
+  .describe('What the receipts look like.');
+
+const catchUpSchema = z
+  .strictObject({
+    enabled: z
+      .boolean({ error: typeError('true or false') })
+      .default(true)
+      .describe(
+        'Poll the order service query API to print orders the broker did not deliver ' +
+          '(reliability guarantee 7). Needs baseUrl and keys.storePrivateKeyFile.',
+      ),
+    baseUrl: z
+      .string({ error: typeError('a string') })
+      .superRefine((value, ctx) => {
+        const problem = httpUrlProblem(value);
+        if (problem) ctx.addIssue({ code: 'custom', message: problem });
+      })
+      .optional()
+      .describe('Base URL of the order service; queries go to {baseUrl}/open-api/order/list.'),
+    intervalSec: wholeNumber(MIN_QUERY_INTERVAL_SEC, 86400)
+      .default(60)
+      .describe('Seconds between two catch-up rounds.'),
+    minIntervalSec: wholeNumber(MIN_QUERY_INTERVAL_SEC, 3600, 'order-api §8: at least 10 s')
+      .default(MIN_QUERY_INTERVAL_SEC)
+      .describe('Least seconds between any two queries, pages and reconnect rounds included.'),
+    pageSize: wholeNumber(1, MAX_PAGE_SIZE, 'order-api §8: at most 100')
+      .default(MAX_PAGE_SIZE)
+      .describe('Orders per query page.'),
+    maxAgeMinutes: wholeNumber(5, 10080)
+      .default(60)
+      .describe('Orders older than this are not printed by catch-up (job reason STALE_ORDER).'),
+    windowMinutes: wholeNumber(QUERY_DATA_DELAY_MINUTES, 1440, 'order-api §8: up to 5 min delay')
+      .default(QUERY_DATA_DELAY_MINUTES)
+      .describe('Each round queries again this far back, for orders the service lists late.'),
+  })
+  .describe('Catch-up through the order service query API (order-api 4.1).');
+
+const retentionSchema = z
+  .strictObject({
+    printedDays: wholeNumber(1, 365)
+      .default(14)
+      .describe('Days a finished job stays in the job store (jobs list, reprint).'),
+  })
+  .describe('How long finished jobs are kept.');
+
+// ---------------------------------------------------------------------------------------------
+// The whole file. Rules spanning fields live in cross-field-rules.ts.
+
+const baseSchema = z.strictObject({
+  $schema: z
+    .string({ error: typeError('a string') })
+    .optional()
+    .describe('JSON schema reference for editors; ignored by the agent.'),
+  appId: text(1, 64).describe(
+    'Application id issued by the order service (order-api 2.1), 1 to 64 characters.',
+  ),
+  storeKey: text(1, STORE_KEY_MAX)
+    .optional()
+    .describe(
+      'SECRET. Store key issued by the order service, 1 to 100 characters. Prefer storeKeyFile.',
+    ),
+  storeKeyFile: filePath()
+    .optional()
+    .describe('File whose first line is the store key (secret file: keep it 0600).'),
+  storeId: z
+    .string({ error: typeError('a string') })
+    .regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1 to 64 letters, digits, dash or underscore')
+    .optional()
+    .describe(
+      'The store on the broker (topic level). Default: first 16 hex digits of ' +
+        'sha256(appId:storeKey) (print-protocol §1).',
+    ),
+  mqtt: mqttSchema,
+  keys: keysSchema,
+  printers: z
+    .array(printerSchema, { error: typeError('a list of printers') })
+    .min(1, 'must list at least one printer')
+    .max(MAX_PRINTERS, `must list at most ${MAX_PRINTERS} printers`)
+    .describe('The printers, 1 to 8. One of them must serve the receipt role.'),
+  receipt: receiptSchema.prefault({}),
+  stateDir: filePath()
+    .default(DEFAULT_STATE_DIR)
+    .describe('Folder of the job database (systemd StateDirectory=printer-agent).'),
+  catchUp: catchUpSchema.prefault({}),
+  retention: retentionSchema.prefault({}),
+  logLevel: z
+    .enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` })
+    .default('info')
+    .describe('Least level written to the log (pino levels).'),
+});
+
+export const agentConfigSchema = baseSchema
+  .check(
+    z.superRefine(
+      (value, ctx) => {
+        for (const issue of crossFieldIssues(value))
+          ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
+      },
+      { when: () => true },
+    ),
+  )
+  .describe('printer-agent configuration (one JSON file, default /etc/printer-agent/config.json).');
+
+/** The validated file: defaults applied, secrets possibly still as file paths. */
+export type ConfigFile = z.output<typeof agentConfigSchema>;
+/** What a config file may contain (defaults omitted). */
+export type ConfigFileInput = z.input<typeof agentConfigSchema>;
+export type PrinterConfig = ConfigFile['printers'][number];
+
+const TYPE_NAMES: Record<string, string> = {
+  string: 'a string',
+  number: 'a number',
+  boolean: 'true or false',
+  object: 'an object',
+  array: 'a list',
+};
+
+/**
+ * Messages for the issues zod words itself (wrong type, unknown key, bounds without a custom
+ * message), in the same `must be ...` voice as ours. Passed per parse, so it never overrides a
+ * message a field sets.
+ */
+export function configErrorMessage(issue: z.core.$ZodRawIssue): string | undefined {
+  switch (issue.code) {
+    case 'invalid_type':
+      return issue.input === undefined
+        ? 'is required'
+        : `must be ${TYPE_NAMES[issue.expected] ?? issue.expected}`;
+    case 'unrecognized_keys':
+      return `unknown setting${issue.keys.length > 1 ? 's' : ''} ${issue.keys
+        .map((k) => JSON.stringify(k))
+        .join(', ')} (see docs/config-reference.md)`;
+    case 'invalid_value':
+      return `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
+    case 'too_small':
+      return `must be at least ${String(issue.minimum)}`;
+    case 'too_big':
+      return `must be at most ${String(issue.maximum)}`;
+    default:
+      return undefined;
+  }
+}

@@ -1,0 +1,35 @@
+/**
+ * Crash fault points for the crash tests (reliability fault matrix rows 1-3 and 19). A point kills
+ * the process with SIGKILL (no cleanup, no flush: as close to a power cut as a test gets) when the
+ * environment variable `PRINTER_AGENT_FAULT` names it, optionally with the pass to fire at:
+ * `PRINTER_AGENT_FAULT=after-insert:3` kills on the third insert.
+ *
+ * Inert unless that variable is set: the variable is read once at start-up, and each point costs
+ * one comparison. A production unit never sets it.
+ */
+
+export const FAULT_POINTS = [
+  /** An insert committed, before the call returns (so before the caller could ack). */
+  'after-insert',
+  /** The job is committed as `printing`, before a byte is sent. */
+  'after-mark-printing',
+  /** The printer confirmed the job, before `printed` is committed. */
+  'after-print-before-commit',
+] as const;
+export type FaultPoint = (typeof FAULT_POINTS)[number];
+
+function parse(value: string | undefined): { point: string; at: number } | null {
+  if (!value) return null;
+  const [point = '', at = '1'] = value.split(':');
+  const n = Number(at);
+  return { point, at: Number.isInteger(n) && n >= 1 ? n : 1 };
+}
+
+const armed = parse(process.env.PRINTER_AGENT_FAULT);
+let passes = 0;
+
+export function faultPoint(point: FaultPoint): void {
+  if (armed === null || armed.point !== point) return;
+  passes++;
+  if (passes >= armed.at) process.kill(process.pid, 'SIGKILL');
+}

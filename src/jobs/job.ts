@@ -1,0 +1,172 @@
+/**
+ * A job as the store keeps it, and the job event (print-protocol §6) each of its transitions
+ * produces. Times are milliseconds since the epoch on the agent's clock: integers compare and
+ * subtract cheaply in SQL (queue age, next attempt, retention).
+ */
+import type { JobEvent, JobState } from '../protocol/print-protocol.js';
+import type { ReceiptMarkings } from '../receipt/model.js';
+
+export const JOB_SOURCES = ['mqtt', 'catch-up', 'command', 'local'] as const;
+export type JobSource = (typeof JOB_SOURCES)[number];
+
+export const JOB_KINDS = ['receipt', 'reprint', 'test'] as const;
+export type JobKind = (typeof JOB_KINDS)[number];
+
+/** `rejected` and `duplicate` (print-protocol §6) answer a message; they never become a job row. */
+export const STORED_JOB_STATES = [
+  'queued',
+  'waiting',
+  'printing',
+  'printed',
+  'unconfirmed',
+  'failed',
+] as const satisfies readonly JobState[];
+export type StoredJobState = (typeof STORED_JOB_STATES)[number];
+
+/** States a job can still leave by itself (counted as pending in the status). */
+export const PENDING_STATES: readonly StoredJobState[] = ['queued', 'waiting', 'printing'];
+export const FINISHED_STATES: readonly StoredJobState[] = ['printed', 'unconfirmed', 'failed'];
+
+export type PayloadType = 'instruction' | 'record' | 'command';
+
+export interface JobReason {
+  code: string;
+  message: string;
+}
+
+export interface Job {
+  /** The store's row id: what `jobs show` / `jobs retry` take. */
+  id: number;
+  source: JobSource;
+  kind: JobKind;
+  jobId: string;
+  orderNo: string | null;
+  commandId: string | null;
+  printer: string;
+  payloadType: PayloadType;
+  /** The verified instruction, record or command, parsed from the JSON stored as received. */
+  payload: unknown;
+  state: StoredJobState;
+  /** Times the job went to `printing`. */
+  attempts: number;
+  nextAttemptAt: number | null;
+  lastError: JobReason | null;
+  warnings: string[];
+  markings: ReceiptMarkings;
+  /** Held for a person: the spooler skips it until `jobs retry`. */
+  held: boolean;
+  /** For a reprint: the row id of the original receipt job. */
+  sourceJob: number | null;
+  createdAt: number;
+  queuedAt: number | null;
+  printingAt: number | null;
+  printedAt: number | null;
+  finishedAt: number | null;
+  updatedAt: number;
+}
+
+/** The row as SQLite returns it. */
+export interface JobRow {
+  id: number;
+  source: string;
+  kind: string;
+  job_id: string;
+  order_no: string | null;
+  command_id: string | null;
+  printer: string;
+  payload_type: string;
+  payload: string;
+  state: string;
+  attempts: number;
+  next_attempt_at: number | null;
+  last_error_code: string | null;
+  last_error_message: string | null;
+  warnings: string;
+  markings: string;
+  held: number;
+  source_job: number | null;
+  created_at: number;
+  queued_at: number | null;
+  printing_at: number | null;
+  printed_at: number | null;
+  finished_at: number | null;
+  updated_at: number;
+}
+
+function parseJson<T>(text: string, fallback: T): T {
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    // A hand-edited or truncated column must not make the whole queue unreadable.
+    return fallback;
+  }
+}
+
+export function jobFromRow(row: JobRow): Job {
+  return {
+    id: row.id,
+    source: row.source as JobSource,
+    kind: row.kind as JobKind,
+    jobId: row.job_id,
+    orderNo: row.order_no,
+    commandId: row.command_id,
+    printer: row.printer,
+    payloadType: row.payload_type as PayloadType,
+    payload: parseJson<unknown>(row.payload, null),
+    state: row.state as StoredJobState,
+    attempts: row.attempts,
+    nextAttemptAt: row.next_attempt_at,
+    lastError:
+      row.last_error_code === null
+        ? null
+        : { code: row.last_error_code, message: row.last_error_message ?? '' },
+    warnings: parseJson<string[]>(row.warnings, []),
+    markings: parseJson<ReceiptMarkings>(row.markings, {}),
+    held: row.held !== 0,
+    sourceJob: row.source_job,
+    createdAt: row.created_at,
+    queuedAt: row.queued_at,
+    printingAt: row.printing_at,
+    printedAt: row.printed_at,
+    finishedAt: row.finished_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+/** The markings as the words printed on the receipt, for job events. */
+export function markingWords(markings: ReceiptMarkings): string[] {
+  const words: string[] = [];
+  if (markings.reprint) words.push('REPRINT');
+  if (markings.possibleDuplicate) words.push('POSSIBLE DUPLICATE');
+  if (markings.late) words.push('LATE');
+  return words;
+}
+
+/** The print-protocol §6 event for `job` entering `state`. */
+export function jobEvent(
+  job: Pick<Job, 'jobId' | 'orderNo' | 'commandId' | 'printer' | 'attempts' | 'markings'>,
+  state: JobState,
+  at: number,
+  reason: JobReason | null,
+): JobEvent {
+  const event: JobEvent = {
+    jobId: job.jobId,
+    orderNo: job.orderNo,
+    state,
+    printer: job.printer,
+    attempt: job.attempts,
+    at: new Date(at).toISOString(),
+    reason,
+  };
+  if (job.commandId !== null) event.commandId = job.commandId;
+  const words = markingWords(job.markings);
+  if (words.length > 0) event.markings = words;
+  return event;
+}
+
+/** `yyyy-MM-dd HH:mm:ss` in the agent's local time, the form receipts print times in. */
+export function localTimestamp(ms: number): string {
+  const d = new Date(ms);
+  const p = (n: number) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
+}

@@ -1,0 +1,1085 @@
+/**
+ * The durable job store (issue 6; reliability guarantees 1, 3, 4, 6, 11): one SQLite file in the
+ * agent's state directory, shared by the daemon and the `jobs` CLI.
+ *
+ * - Durability: `journal_mode=WAL` and `synchronous=FULL`, set explicitly and checked, because
+ *   better-sqlite3 leaves WAL at NORMAL, which can lose the last commits on power loss; a job is
+ *   acknowledged to the broker only after its insert committed (guarantee 1).
+ * - Concurrency: every write is a short `BEGIN IMMEDIATE` transaction (the write lock is taken up
+ *   front, so a reader never has to upgrade and fail with SQLITE_BUSY_SNAPSHOT), and
+ *   `busy_timeout` makes the CLI and the daemon wait for each other instead of failing. WAL lets
+ *   readers run while the spooler writes.
+ * - Dedupe (guarantee 3): unique keys on jobId, on orderNo for payment receipts, on commandId. An
+ *   insert that hits one returns `duplicate` with the stored job and changes nothing (the caller
+ *   decides whether to answer it with a `duplicate` event). Keys of pruned jobs live on in
+ *   `dedupe_ledger`.
+ * - Outbox (guarantee 6): every transition writes its job event (print-protocol §6) into the
+ *   outbox in the same transaction, so an event is never lost nor published for a transition
+ *   that did not commit.
+ * - Errors (guarantee 11): SQLITE_FULL becomes STORE_FULL, anything else STORE_FAILED; both
+ *   tell the inbox not to ack.
+ */
+import { randomUUID } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { AgentError } from '../errors.js';
+import type { OrderRecord } from '../protocol/order-record.js';
+import type {
+  AgentStatus,
+  Command,
+  JobEvent,
+  JobState,
+  PrintInstruction,
+} from '../protocol/print-protocol.js';
+import { DEFAULT_PRINTER_ROLE } from '../protocol/print-protocol.js';
+import type { ReceiptMarkings } from '../receipt/model.js';
+import { faultPoint } from './fault-points.js';
+import {
+  FINISHED_STATES,
+  type Job,
+  type JobKind,
+  type JobReason,
+  type JobRow,
+  type JobSource,
+  jobEvent,
+  jobFromRow,
+  localTimestamp,
+  type PayloadType,
+  PENDING_STATES,
+  type StoredJobState,
+} from './job.js';
+import { migrate } from './migrations.js';
+import { storeError } from './sqlite-errors.js';
+
+export const DEFAULT_STATE_DIR = '/var/lib/printer-agent';
+export const DATABASE_FILE = 'jobs.db';
+/** SQLite's own default page limit: "no limit" for our purposes. */
+const NO_PAGE_LIMIT = 4_294_967_294;
+
+export interface JobStoreOptions {
+  /** Directory of the database file; default `/var/lib/printer-agent` (systemd StateDirectory=). */
+  stateDir?: string;
+  /** Create the directory and the database when missing (the daemon); the CLI passes false. */
+  create?: boolean;
+  /** How long a write waits for the other process's transaction (daemon vs CLI). */
+  busyTimeoutMs?: number;
+  /** Cap on the database size (`max_page_count`), e.g. to protect a small SD card; null = none. */
+  maxSizeBytes?: number | null;
+  /** The clock, injectable for tests (late jobs, retention). */
+  now?: () => number;
+}
+
+export type DedupeKey = 'jobId' | 'orderNo' | 'commandId';
+
+/** What a duplicate insert found: the stored job's facts (also when only the ledger has them). */
+export interface ExistingJob {
+  id: number;
+  jobId: string;
+  orderNo: string | null;
+  commandId: string | null;
+  printer: string;
+  kind: string;
+  state: string;
+  createdAt: number;
+  printedAt: number | null;
+  /** The job row was removed by retention; only its dedupe keys remain. */
+  pruned: boolean;
+}
+
+export type InsertResult =
+  | { status: 'inserted'; job: Job }
+  | {
+      status: 'duplicate';
+      matchedOn: DedupeKey;
+      existing: ExistingJob;
+      /** The stored job; null when it was pruned. */
+      job: Job | null;
+    };
+
+export type InterruptedPolicy = 'reprint-marked' | 'hold';
+
+export interface OutboxEntry {
+  id: number;
+  kind: 'job' | 'status';
+  payload: unknown;
+  createdAt: number;
+}
+
+export interface PrinterQueueStats {
+  printer: string;
+  /** Jobs not finished yet: queued, waiting (held ones included) and printing. */
+  pending: number;
+  /** Of those, held for a person. */
+  held: number;
+  /** Age of the oldest pending job, in whole seconds (print-protocol §7 `oldestPendingSec`). */
+  oldestPendingSec: number;
+  lastPrintedAt: number | null;
+}
+
+export interface ListOptions {
+  state?: StoredJobState;
+  printer?: string;
+  /** Newest first; at most this many (default 100). */
+  limit?: number;
+}
+
+interface StoreEvents {
+  /** A job became ready to print on `printer` (insert, retry, recovery): wake its loop. */
+  job: [printer: string];
+  /** Rows were added to the outbox: wake the reporter. */
+  outbox: [];
+}
+
+interface NewJobRow {
+  source: JobSource;
+  kind: JobKind;
+  jobId: string;
+  orderNo: string | null;
+  commandId: string | null;
+  printer: string;
+  payloadType: PayloadType;
+  payload: string;
+  markings: ReceiptMarkings;
+  sourceJob: number | null;
+}
+
+/** Columns a transition may set besides `state` and `updated_at`. */
+interface Changes {
+  attempts?: number;
+  next_attempt_at?: number | null;
+  last_error_code?: string | null;
+  last_error_message?: string | null;
+  warnings?: string;
+  markings?: string;
+  held?: number;
+  queued_at?: number;
+  printing_at?: number;
+  printed_at?: number;
+  finished_at?: number | null;
+}
+
+interface LedgerRow {
+  key_kind: DedupeKey;
+  job_row: number;
+  job_id: string;
+  order_no: string | null;
+  command_id: string | null;
+  printer: string;
+  kind: string;
+  state: string;
+  created_at: number;
+  printed_at: number | null;
+}
+
+const PENDING_SQL = `('${PENDING_STATES.join("','")}')`;
+const FINISHED_SQL = `('${FINISHED_STATES.join("','")}')`;
+
+export class JobStore extends EventEmitter<StoreEvents> {
+  readonly path: string;
+  private readonly db: Database.Database;
+  private readonly now: () => number;
+  private readonly statements = new Map<string, Database.Statement>();
+
+  private constructor(db: Database.Database, path: string, now: () => number) {
+    super();
+    this.db = db;
+    this.path = path;
+    this.now = now;
+  }
+
+  /** Opens (and creates or migrates) the database; throws STORE_FAILED / STORE_FULL. */
+  static open(options: JobStoreOptions = {}): JobStore {
+    const stateDir = options.stateDir ?? DEFAULT_STATE_DIR;
+    const path = join(stateDir, DATABASE_FILE);
+    const create = options.create ?? true;
+    const now = options.now ?? Date.now;
+    if (!create && !existsSync(path)) {
+      throw new AgentError(
+        'STORE_FAILED',
+        `no job database at ${path}: check --state-dir (the agent creates it on its first start)`,
+        { retryable: false },
+      );
+    }
+    let db: Database.Database | undefined;
+    try {
+      if (create) mkdirSync(stateDir, { recursive: true, mode: 0o750 });
+      db = new Database(path, { timeout: options.busyTimeoutMs ?? 5000 });
+      configure(db, options.busyTimeoutMs ?? 5000);
+      migrate(db, now());
+      const store = new JobStore(db, path, now);
+      if (options.maxSizeBytes != null) store.setSizeLimit(options.maxSizeBytes);
+      return store;
+    } catch (error) {
+      db?.close();
+      throw storeError(error, `opening ${path}`);
+    }
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+
+  get isOpen(): boolean {
+    return this.db.open;
+  }
+
+  // Health -------------------------------------------------------------------------------------
+
+  /** The settings that carry the durability promise, as SQLite reports them. */
+  pragmas(): {
+    journalMode: string;
+    synchronous: number;
+    busyTimeoutMs: number;
+    autoVacuum: number;
+  } {
+    return this.read('reading settings', () => ({
+      journalMode: String(this.db.pragma('journal_mode', { simple: true })),
+      synchronous: Number(this.db.pragma('synchronous', { simple: true })),
+      busyTimeoutMs: Number(this.db.pragma('busy_timeout', { simple: true })),
+      autoVacuum: Number(this.db.pragma('auto_vacuum', { simple: true })),
+    }));
+  }
+
+  /** `PRAGMA integrity_check`: `ok`, or the problems found, one per line. */
+  integrityCheck(): string {
+    return this.read('checking integrity', () =>
+      (this.db.pragma('integrity_check') as Array<{ integrity_check: string }>)
+        .map((r) => r.integrity_check)
+        .join('\n'),
+    );
+  }
+
+  /**
+   * Caps the file size (`max_page_count`, per connection). Also how the disk-full test makes
+   * SQLite report SQLITE_FULL without filling a disk. A limit below the current size holds the
+   * database at its current size.
+   */
+  setSizeLimit(bytes: number | null): void {
+    this.read('setting the size limit', () => {
+      const pageSize = Number(this.db.pragma('page_size', { simple: true }));
+      const pages = bytes === null ? NO_PAGE_LIMIT : Math.max(1, Math.floor(bytes / pageSize));
+      this.db.pragma(`max_page_count = ${pages}`);
+    });
+  }
+
+  // Inserting ----------------------------------------------------------------------------------
+
+  /**
+   * Stores a verified print instruction (print-protocol §4). `raw` is the `param` string exactly
+   * as received; when given it is what the job keeps.
+   */
+  enqueueInstruction(
+    instruction: PrintInstruction,
+    options: { source?: 'mqtt' | 'local'; raw?: string } = {},
+  ): InsertResult {
+    return this.insert({
+      source: options.source ?? 'mqtt',
+      kind: 'receipt',
+      jobId: instruction.jobId,
+      orderNo: instruction.orderNo,
+      commandId: null,
+      printer: instruction.printer,
+      payloadType: 'instruction',
+      payload: options.raw ?? JSON.stringify(instruction),
+      markings: {},
+      sourceJob: null,
+    });
+  }
+
+  /**
+   * Stores an order pulled by catch-up (print-protocol §8). Its jobId is `catch-up:ORDER_NO` unless
+   * given, so a catch-up that runs twice dedupes on the jobId as well as on the orderNo.
+   */
+  enqueueRecord(
+    record: OrderRecord,
+    options: { printer?: string; jobId?: string } = {},
+  ): InsertResult {
+    return this.insert({
+      source: 'catch-up',
+      kind: 'receipt',
+      jobId: options.jobId ?? `catch-up:${record.orderInnerNo}`,
+      orderNo: record.orderInnerNo,
+      commandId: null,
+      printer: options.printer ?? DEFAULT_PRINTER_ROLE,
+      payloadType: 'record',
+      payload: JSON.stringify(record),
+      markings: {},
+      sourceJob: null,
+    });
+  }
+
+  /**
+   * Stores a `reprint` or `test-print` command (print-protocol §5); `status` is not a job. A
+   * reprint of an order without a stored receipt throws JOB_NOT_FOUND.
+   */
+  enqueueCommand(
+    command: Extract<Command, { type: 'reprint' | 'test-print' }>,
+    options: { raw?: string; defaultPrinter?: string } = {},
+  ): InsertResult {
+    const payload = options.raw ?? JSON.stringify(command);
+    const jobId = `command:${command.commandId}`;
+    if (command.type === 'reprint') {
+      return this.reprintJob(command.orderNo, {
+        source: 'command',
+        jobId,
+        commandId: command.commandId,
+        printer: command.printer ?? null,
+        payload,
+      });
+    }
+    return this.insert({
+      source: 'command',
+      kind: 'test',
+      jobId,
+      orderNo: null,
+      commandId: command.commandId,
+      printer: command.printer ?? options.defaultPrinter ?? DEFAULT_PRINTER_ROLE,
+      payloadType: 'command',
+      payload,
+      markings: {},
+      sourceJob: null,
+    });
+  }
+
+  /** `jobs reprint ORDER_NO`: a local reprint of the stored receipt, marked REPRINT. */
+  enqueueReprint(orderNo: string, options: { printer?: string } = {}): InsertResult {
+    return this.reprintJob(orderNo, {
+      source: 'local',
+      jobId: `local-reprint:${randomUUID()}`,
+      commandId: null,
+      printer: options.printer ?? null,
+      payload: JSON.stringify({ type: 'reprint', orderNo, printer: options.printer }),
+    });
+  }
+
+  private reprintJob(
+    orderNo: string,
+    spec: {
+      source: JobSource;
+      jobId: string;
+      commandId: string | null;
+      printer: string | null;
+      payload: string;
+    },
+  ): InsertResult {
+    return this.insert(
+      {
+        source: spec.source,
+        kind: 'reprint',
+        jobId: spec.jobId,
+        orderNo,
+        commandId: spec.commandId,
+        printer: spec.printer ?? DEFAULT_PRINTER_ROLE,
+        payloadType: 'command',
+        payload: spec.payload,
+        markings: {},
+        sourceJob: null,
+      },
+      (row) => {
+        // Resolved inside the insert's transaction, after the dedupe check: a redelivered
+        // reprint command is a duplicate even when the order has since been pruned.
+        const original = this.statement(
+          "SELECT * FROM jobs WHERE kind = 'receipt' AND order_no = ?",
+        ).get(orderNo) as JobRow | undefined;
+        if (!original) {
+          throw new AgentError(
+            'JOB_NOT_FOUND',
+            `no stored receipt for order ${orderNo} to reprint (never received, or pruned)`,
+          );
+        }
+        const { n } = this.statement(
+          "SELECT COUNT(*) AS n FROM jobs WHERE kind = 'reprint' AND source_job = ?",
+        ).get(original.id) as { n: number };
+        return {
+          ...row,
+          printer: spec.printer ?? original.printer,
+          sourceJob: original.id,
+          markings: {
+            reprint: {
+              count: n + 1,
+              originalTime: localTimestamp(original.printed_at ?? original.created_at),
+            },
+          },
+        };
+      },
+    );
+  }
+
+  private insert(row: NewJobRow, complete?: (row: NewJobRow) => NewJobRow): InsertResult {
+    const result = this.write('storing a job', () => {
+      const now = this.now();
+      // A duplicate changes nothing and writes nothing: whether it deserves an answer is the
+      // caller's call (the MQTT inbox answers `duplicate`; catch-up re-reads its trailing window
+      // every round and must not flood the service with duplicates of its own overlap).
+      const duplicate = this.findDuplicate(row);
+      if (duplicate) return duplicate;
+      const full = complete ? complete(row) : row;
+      const info = this.statement(
+        `INSERT INTO jobs (source, kind, job_id, order_no, command_id, printer, payload_type, payload,
+           state, markings, source_job, created_at, queued_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?)`,
+      ).run(
+        full.source,
+        full.kind,
+        full.jobId,
+        full.orderNo,
+        full.commandId,
+        full.printer,
+        full.payloadType,
+        full.payload,
+        JSON.stringify(full.markings),
+        full.sourceJob,
+        now,
+        now,
+        now,
+      );
+      const job = this.mustGet(Number(info.lastInsertRowid));
+      this.addOutbox('job', jobEvent(job, 'queued', now, null), now);
+      return { status: 'inserted', job } satisfies InsertResult;
+    });
+    if (result.status === 'inserted') {
+      this.emit('outbox');
+      this.emit('job', result.job.printer);
+      faultPoint('after-insert');
+    }
+    return result;
+  }
+
+  private findDuplicate(row: NewJobRow): Extract<InsertResult, { status: 'duplicate' }> | null {
+    const checks: Array<[DedupeKey, string | null, string]> = [
+      ['jobId', row.jobId, 'SELECT * FROM jobs WHERE job_id = ?'],
+      ['commandId', row.commandId, 'SELECT * FROM jobs WHERE command_id = ?'],
+      [
+        'orderNo',
+        row.kind === 'receipt' ? row.orderNo : null,
+        "SELECT * FROM jobs WHERE kind = 'receipt' AND order_no = ?",
+      ],
+    ];
+    for (const [key, value, sql] of checks) {
+      if (value === null) continue;
+      const stored = this.statement(sql).get(value) as JobRow | undefined;
+      if (stored) {
+        const job = jobFromRow(stored);
+        return { status: 'duplicate', matchedOn: key, job, existing: existingFrom(job) };
+      }
+      const ledger = this.statement(
+        'SELECT * FROM dedupe_ledger WHERE key_kind = ? AND key = ?',
+      ).get(key, value) as LedgerRow | undefined;
+      if (ledger) {
+        return {
+          status: 'duplicate',
+          matchedOn: key,
+          job: null,
+          existing: {
+            id: ledger.job_row,
+            jobId: ledger.job_id,
+            orderNo: ledger.order_no,
+            commandId: ledger.command_id,
+            printer: ledger.printer,
+            kind: ledger.kind,
+            state: ledger.state,
+            createdAt: ledger.created_at,
+            printedAt: ledger.printed_at,
+            pruned: true,
+          },
+        };
+      }
+    }
+    return null;
+  }
+
+  /** A job event for a message that never became a job (e.g. `rejected`, print-protocol §3). */
+  recordEvent(event: JobEvent): void {
+    this.write('recording an event', () => this.addOutbox('job', event, this.now()));
+    this.emit('outbox');
+  }
+
+  // Transitions (print-protocol §6) -----------------------------------------------------------
+
+  /** queued/waiting -> printing, before the first byte goes out: a crash from here on is seen. */
+  markPrinting(id: number, render: { markings: ReceiptMarkings; warnings: string[] }): Job {
+    return this.transition(id, ['queued', 'waiting'], 'printing', (job, now) => {
+      if (job.held) {
+        throw new AgentError(
+          'JOB_STATE_CONFLICT',
+          `job ${id} is held for a person: \`jobs retry ${id}\` releases it`,
+        );
+      }
+      return {
+        changes: {
+          attempts: job.attempts + 1,
+          printing_at: now,
+          next_attempt_at: null,
+          markings: JSON.stringify(render.markings),
+          warnings: JSON.stringify(render.warnings),
+        },
+        event: { state: 'printing', reason: null },
+      };
+    });
+  }
+
+  /** printing -> printed: the printer confirmed the job (guarantee 4). */
+  markPrinted(id: number): Job {
+    return this.transition(id, ['printing'], 'printed', (_job, now) => ({
+      changes: {
+        printed_at: now,
+        finished_at: now,
+        last_error_code: null,
+        last_error_message: null,
+      },
+      event: { state: 'printed', reason: null },
+    }));
+  }
+
+  /** printing -> unconfirmed: sent, never confirmed; not re-sent automatically. */
+  markUnconfirmed(id: number, reason: JobReason): Job {
+    return this.transition(id, ['printing'], 'unconfirmed', (_job, now) => ({
+      changes: { finished_at: now, ...errorColumns(reason) },
+      event: { state: 'unconfirmed', reason },
+    }));
+  }
+
+  /**
+   * -> waiting: the printer cannot take the job now; retried at `nextAttemptAt`. A job that may
+   * have printed in part (`possibleDuplicate`) keeps that marking for every later copy. A retry
+   * that fails for the same reason only moves the next attempt: the service already knows.
+   */
+  markWaiting(
+    id: number,
+    reason: JobReason,
+    nextAttemptAt: number,
+    options: { possibleDuplicate?: boolean } = {},
+  ): Job {
+    return this.transition(id, ['queued', 'waiting', 'printing'], 'waiting', (job) => {
+      const markings = options.possibleDuplicate
+        ? { ...job.markings, possibleDuplicate: true }
+        : job.markings;
+      const unchanged =
+        job.state === 'waiting' &&
+        job.lastError?.code === reason.code &&
+        Boolean(job.markings.possibleDuplicate) === Boolean(markings.possibleDuplicate);
+      return {
+        changes: {
+          next_attempt_at: nextAttemptAt,
+          markings: JSON.stringify(markings),
+          ...errorColumns(reason),
+        },
+        event: unchanged ? null : { state: 'waiting', reason },
+      };
+    });
+  }
+
+  /** -> failed: a permanent error (cannot render, profile missing); the queue moves on. */
+  markFailed(id: number, reason: JobReason): Job {
+    return this.transition(id, ['queued', 'waiting', 'printing'], 'failed', (_job, now) => ({
+      changes: { finished_at: now, next_attempt_at: null, ...errorColumns(reason) },
+      event: { state: 'failed', reason },
+    }));
+  }
+
+  /**
+   * `jobs retry`: failed, unconfirmed or waiting (held included) -> queued, to print at once. A job
+   * whose bytes may already be on paper (unconfirmed) prints with POSSIBLE DUPLICATE.
+   */
+  retry(id: number): Job {
+    const job = this.transition(id, ['failed', 'unconfirmed', 'waiting'], 'queued', (job, now) => {
+      const markings =
+        job.state === 'unconfirmed' ? { ...job.markings, possibleDuplicate: true } : job.markings;
+      return {
+        changes: {
+          queued_at: now,
+          next_attempt_at: null,
+          held: 0,
+          finished_at: null,
+          last_error_code: null,
+          last_error_message: null,
+          markings: JSON.stringify(markings),
+        },
+        event: { state: 'queued', reason: null },
+      };
+    });
+    this.emit('job', job.printer);
+    return job;
+  }
+
+  /**
+   * At start-up: jobs found in `printing` were interrupted (guarantee 4). `reprint-marked` puts
+   * them back at the head of their queue with POSSIBLE DUPLICATE; `hold` parks them for a person
+   * (waiting, NEEDS_ATTENTION, skipped by the spooler, still marked for when `jobs retry` releases
+   * them). Only the daemon calls this, once, before its spooler starts.
+   */
+  recoverInterrupted(policy: InterruptedPolicy): Job[] {
+    const recovered = this.write('recovering interrupted jobs', () => {
+      const now = this.now();
+      const rows = this.statement(
+        "SELECT * FROM jobs WHERE state = 'printing' ORDER BY id",
+      ).all() as JobRow[];
+      return rows.map((row) => {
+        const job = jobFromRow(row);
+        const markings = JSON.stringify({ ...job.markings, possibleDuplicate: true });
+        const reason: JobReason =
+          policy === 'hold'
+            ? {
+                code: 'NEEDS_ATTENTION',
+                message: `interrupted while printing (attempt ${job.attempts}); held for a person: it may have printed. \`printer-agent jobs retry ${job.id}\` prints it marked POSSIBLE DUPLICATE`,
+              }
+            : {
+                code: 'JOB_INTERRUPTED',
+                message: `interrupted while printing (attempt ${job.attempts}); printed again marked POSSIBLE DUPLICATE`,
+              };
+        const state: StoredJobState = policy === 'hold' ? 'waiting' : 'queued';
+        return this.applyTransition(job, state, now, {
+          changes: {
+            markings,
+            held: policy === 'hold' ? 1 : 0,
+            next_attempt_at: null,
+            queued_at: now,
+            ...errorColumns(reason),
+          },
+          event: { state, reason },
+        });
+      });
+    });
+    if (recovered.length > 0) this.emit('outbox');
+    for (const job of recovered) this.emit('job', job.printer);
+    return recovered;
+  }
+
+  private transition(
+    id: number,
+    from: readonly StoredJobState[],
+    to: StoredJobState,
+    plan: (
+      job: Job,
+      now: number,
+    ) => { changes: Changes; event: { state: JobState; reason: JobReason | null } | null },
+  ): Job {
+    let wrote = false;
+    const job = this.write(`moving job ${id} to ${to}`, () => {
+      const now = this.now();
+      const current = this.mustGet(id);
+      if (!from.includes(current.state)) {
+        throw new AgentError(
+          'JOB_STATE_CONFLICT',
+          `job ${id} is ${current.state}; it can become ${to} only from ${from.join(', ')}`,
+          { details: { state: current.state } },
+        );
+      }
+      const p = plan(current, now);
+      wrote = p.event !== null;
+      return this.applyTransition(current, to, now, p);
+    });
+    if (wrote) this.emit('outbox');
+    return job;
+  }
+
+  /** Runs inside a write transaction: the row update and its event commit together. */
+  private applyTransition(
+    current: Job,
+    to: StoredJobState,
+    now: number,
+    plan: { changes: Changes; event: { state: JobState; reason: JobReason | null } | null },
+  ): Job {
+    const entries = Object.entries(plan.changes) as Array<[keyof Changes, unknown]>;
+    const columns = ['state', 'updated_at', ...entries.map(([k]) => k)];
+    const sql = `UPDATE jobs SET ${columns.map((c) => `${c} = ?`).join(', ')} WHERE id = ?`;
+    this.statement(sql).run(to, now, ...entries.map(([, v]) => v), current.id);
+    const updated = this.mustGet(current.id);
+    if (plan.event) {
+      this.addOutbox('job', jobEvent(updated, plan.event.state, now, plan.event.reason), now);
+    }
+    return updated;
+  }
+
+  // Reading ------------------------------------------------------------------------------------
+
+  get(id: number): Job | null {
+    return this.read('reading a job', () => {
+      const row = this.statement('SELECT * FROM jobs WHERE id = ?').get(id) as JobRow | undefined;
+      return row ? jobFromRow(row) : null;
+    });
+  }
+
+  getByJobId(jobId: string): Job | null {
+    return this.read('reading a job', () => {
+      const row = this.statement('SELECT * FROM jobs WHERE job_id = ?').get(jobId) as
+        | JobRow
+        | undefined;
+      return row ? jobFromRow(row) : null;
+    });
+  }
+
+  /** A job by the store's row id (digits) or else by its jobId: what the CLI's ID argument means. */
+  find(ref: string): Job | null {
+    if (/^\d{1,15}$/.test(ref)) {
+      const byId = this.get(Number(ref));
+      if (byId) return byId;
+    }
+    return this.getByJobId(ref);
+  }
+
+  /** The receipt job of an order (at most one: unique key). */
+  getReceipt(orderNo: string): Job | null {
+    return this.read('reading a job', () => {
+      const row = this.statement("SELECT * FROM jobs WHERE kind = 'receipt' AND order_no = ?").get(
+        orderNo,
+      ) as JobRow | undefined;
+      return row ? jobFromRow(row) : null;
+    });
+  }
+
+  list(options: ListOptions = {}): Job[] {
+    const where: string[] = [];
+    const args: Array<string | number> = [];
+    if (options.state) {
+      where.push('state = ?');
+      args.push(options.state);
+    }
+    if (options.printer) {
+      where.push('printer = ?');
+      args.push(options.printer);
+    }
+    const sql = `SELECT * FROM jobs ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id DESC LIMIT ?`;
+    return this.read('listing jobs', () =>
+      (this.statement(sql).all(...args, options.limit ?? 100) as JobRow[]).map(jobFromRow),
+    );
+  }
+
+  /** The head of a printer's FIFO: the oldest queued or waiting job that is not held. */
+  head(printer: string): Job | null {
+    return this.read('reading the queue', () => {
+      const row = this.statement(
+        "SELECT * FROM jobs WHERE printer = ? AND state IN ('queued', 'waiting') AND held = 0 ORDER BY id LIMIT 1",
+      ).get(printer) as JobRow | undefined;
+      return row ? jobFromRow(row) : null;
+    });
+  }
+
+  /** Printers that have pending jobs, configured or not (an unknown role is worth reporting). */
+  pendingPrinters(): string[] {
+    return this.read('reading the queue', () =>
+      (
+        this.statement(
+          `SELECT DISTINCT printer FROM jobs WHERE state IN ${PENDING_SQL} ORDER BY printer`,
+        ).all() as Array<{ printer: string }>
+      ).map((r) => r.printer),
+    );
+  }
+
+  countByState(): Record<StoredJobState, number> {
+    return this.read('counting jobs', () => {
+      const counts: Record<StoredJobState, number> = {
+        queued: 0,
+        waiting: 0,
+        printing: 0,
+        printed: 0,
+        unconfirmed: 0,
+        failed: 0,
+      };
+      for (const r of this.statement(
+        'SELECT state, COUNT(*) AS n FROM jobs GROUP BY state',
+      ).all() as Array<{
+        state: StoredJobState;
+        n: number;
+      }>)
+        counts[r.state] = r.n;
+      return counts;
+    });
+  }
+
+  /** Queue figures per printer for the status message (print-protocol §7). */
+  queueStats(printers: readonly string[] = []): PrinterQueueStats[] {
+    return this.read('reading queue statistics', () => {
+      const now = this.now();
+      const stats = new Map<string, PrinterQueueStats>();
+      const entry = (printer: string) => {
+        let s = stats.get(printer);
+        if (!s) {
+          s = { printer, pending: 0, held: 0, oldestPendingSec: 0, lastPrintedAt: null };
+          stats.set(printer, s);
+        }
+        return s;
+      };
+      for (const p of printers) entry(p);
+      const pending = this.statement(
+        `SELECT printer, COUNT(*) AS n, SUM(held) AS held, MIN(created_at) AS oldest
+         FROM jobs WHERE state IN ${PENDING_SQL} GROUP BY printer`,
+      ).all() as Array<{ printer: string; n: number; held: number; oldest: number }>;
+      for (const r of pending) {
+        const s = entry(r.printer);
+        s.pending = r.n;
+        s.held = r.held;
+        s.oldestPendingSec = Math.max(0, Math.floor((now - r.oldest) / 1000));
+      }
+      const printed = this.statement(
+        "SELECT printer, MAX(printed_at) AS at FROM jobs WHERE state = 'printed' GROUP BY printer",
+      ).all() as Array<{ printer: string; at: number }>;
+      for (const r of printed) entry(r.printer).lastPrintedAt = r.at;
+      return [...stats.values()].sort((a, b) => a.printer.localeCompare(b.printer));
+    });
+  }
+
+  // Outbox (guarantee 6) -------------------------------------------------------------------------
+
+  /** Status is retained: only the newest unpublished one matters, so it replaces older ones. */
+  appendStatus(status: AgentStatus): void {
+    this.write('storing a status', () => {
+      this.statement("DELETE FROM outbox WHERE kind = 'status'").run();
+      this.addOutbox('status', status, this.now());
+    });
+    this.emit('outbox');
+  }
+
+  /** The oldest unpublished entries, in the order they were written. */
+  drainOutbox(limit = 100): OutboxEntry[] {
+    return this.read('reading the outbox', () =>
+      (
+        this.statement('SELECT * FROM outbox ORDER BY id LIMIT ?').all(limit) as Array<{
+          id: number;
+          kind: 'job' | 'status';
+          payload: string;
+          created_at: number;
+        }>
+      ).map((r) => ({
+        id: r.id,
+        kind: r.kind,
+        payload: JSON.parse(r.payload) as unknown,
+        createdAt: r.created_at,
+      })),
+    );
+  }
+
+  /** Removes published entries (after the broker's PUBACK). */
+  ackOutbox(ids: readonly number[]): void {
+    if (ids.length === 0) return;
+    this.write('acknowledging outbox entries', () => {
+      const del = this.statement('DELETE FROM outbox WHERE id = ?');
+      for (const id of ids) del.run(id);
+    });
+  }
+
+  outboxSize(): number {
+    return this.read('reading the outbox', () => {
+      const r = this.statement('SELECT COUNT(*) AS n FROM outbox').get() as { n: number };
+      return r.n;
+    });
+  }
+
+  private addOutbox(kind: 'job' | 'status', payload: unknown, now: number): void {
+    this.statement('INSERT INTO outbox (kind, payload, created_at) VALUES (?, ?, ?)').run(
+      kind,
+      JSON.stringify(payload),
+      now,
+    );
+  }
+
+  // Meta -----------------------------------------------------------------------------------------
+
+  getMeta(key: string): string | null {
+    return this.read('reading meta', () => {
+      const r = this.statement('SELECT value FROM meta WHERE key = ?').get(key) as
+        | { value: string }
+        | undefined;
+      return r?.value ?? null;
+    });
+  }
+
+  setMeta(key: string, value: string): void {
+    this.write('writing meta', () => {
+      this.statement(
+        'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
+      ).run(key, value);
+    });
+  }
+
+  /** The catch-up cursor: the last order number seen (print-protocol §8). */
+  getCatchUpCursor(): string | null {
+    return this.getMeta('catch-up.lastOrderNo');
+  }
+
+  setCatchUpCursor(orderNo: string): void {
+    this.setMeta('catch-up.lastOrderNo', orderNo);
+  }
+
+  // Retention ------------------------------------------------------------------------------------
+
+  /**
+   * One batch of retention: deletes up to `batchSize` finished jobs (printed, unconfirmed, failed)
+   * that finished before `before`, moving their dedupe keys to the ledger so that a replay still
+   * meets `duplicate`. Originals of pending reprints are kept. Small batches keep each write
+   * transaction short: the spooler and the inbox never wait long for the lock.
+   */
+  pruneFinished(before: number, batchSize = 200): number {
+    return this.pruneWhere(
+      `state IN ${FINISHED_SQL} AND finished_at < ?`,
+      [before],
+      batchSize,
+      'pruning finished jobs',
+    );
+  }
+
+  /** `jobs purge --printed-before`: printed jobs printed before `before`, in batches; returns the count. */
+  purgePrinted(before: number, batchSize = 500): number {
+    let total = 0;
+    for (;;) {
+      const n = this.pruneWhere(
+        "state = 'printed' AND printed_at < ?",
+        [before],
+        batchSize,
+        'purging printed jobs',
+      );
+      total += n;
+      if (n < batchSize) return total;
+    }
+  }
+
+  private pruneWhere(where: string, args: number[], batchSize: number, doing: string): number {
+    return this.write(doing, () => {
+      const now = this.now();
+      const rows = this.statement(
+        `SELECT * FROM jobs WHERE ${where}
+           AND id NOT IN (SELECT source_job FROM jobs
+                          WHERE source_job IS NOT NULL AND state IN ${PENDING_SQL})
+         ORDER BY id LIMIT ?`,
+      ).all(...args, batchSize) as JobRow[];
+      const ledger = this.statement(
+        `INSERT OR REPLACE INTO dedupe_ledger
+           (key_kind, key, job_row, job_id, order_no, command_id, printer, kind, state, created_at, printed_at, pruned_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      );
+      const del = this.statement('DELETE FROM jobs WHERE id = ?');
+      for (const r of rows) {
+        const keys: Array<[DedupeKey, string | null]> = [
+          ['jobId', r.job_id],
+          ['commandId', r.command_id],
+          ['orderNo', r.kind === 'receipt' ? r.order_no : null],
+        ];
+        for (const [kind, key] of keys) {
+          if (key === null) continue;
+          ledger.run(
+            kind,
+            key,
+            r.id,
+            r.job_id,
+            r.order_no,
+            r.command_id,
+            r.printer,
+            r.kind,
+            r.state,
+            r.created_at,
+            r.printed_at,
+            now,
+          );
+        }
+        del.run(r.id);
+      }
+      return rows.length;
+    });
+  }
+
+  /** One batch of ledger retention: forgets dedupe keys pruned before `before`. */
+  pruneLedger(before: number, batchSize = 500): number {
+    return this.write('pruning the dedupe ledger', () => {
+      const info = this.statement(
+        `DELETE FROM dedupe_ledger WHERE (key_kind, key) IN
+           (SELECT key_kind, key FROM dedupe_ledger WHERE pruned_at < ? LIMIT ?)`,
+      ).run(before, batchSize);
+      return info.changes;
+    });
+  }
+
+  /**
+   * Returns up to `pages` free pages to the file system (`auto_vacuum=INCREMENTAL`). Never a full
+   * VACUUM: that rewrites the whole file under an exclusive lock. Without this call the freed
+   * pages are reused by later inserts anyway, so the file stays bounded either way.
+   */
+  incrementalVacuum(pages = 256): void {
+    this.read('vacuuming', () => {
+      this.db.pragma(`incremental_vacuum(${Math.max(1, Math.floor(pages))})`);
+    });
+  }
+
+  /** Free pages in the file (`freelist_count`) and its size in pages. */
+  spaceStats(): { pageSize: number; pages: number; freePages: number } {
+    return this.read('reading space statistics', () => ({
+      pageSize: Number(this.db.pragma('page_size', { simple: true })),
+      pages: Number(this.db.pragma('page_count', { simple: true })),
+      freePages: Number(this.db.pragma('freelist_count', { simple: true })),
+    }));
+  }
+
+  // Plumbing -------------------------------------------------------------------------------------
+
+  private statement(sql: string): Database.Statement {
+    let s = this.statements.get(sql);
+    if (!s) {
+      s = this.db.prepare(sql);
+      this.statements.set(sql, s);
+    }
+    return s;
+  }
+
+  private mustGet(id: number): Job {
+    const row = this.statement('SELECT * FROM jobs WHERE id = ?').get(id) as JobRow | undefined;
+    if (!row) throw new AgentError('JOB_NOT_FOUND', `no job with id ${id}`);
+    return jobFromRow(row);
+  }
+
+  /** A write transaction, `BEGIN IMMEDIATE`, with driver errors mapped to catalogue codes. */
+  private write<T>(doing: string, fn: () => T): T {
+    try {
+      return this.db.transaction(fn).immediate();
+    } catch (error) {
+      throw storeError(error, doing);
+    }
+  }
+
+  private read<T>(doing: string, fn: () => T): T {
+    try {
+      return fn();
+    } catch (error) {
+      throw storeError(error, doing);
+    }
+  }
+}
+
+function configure(db: Database.Database, busyTimeoutMs: number): void {
+  // auto_vacuum takes effect only before the first table exists: new files get INCREMENTAL so
+  // retention can hand pages back without a VACUUM; older files keep what they have.
+  const pages = Number(db.pragma('page_count', { simple: true }));
+  if (pages === 0) db.pragma('auto_vacuum = INCREMENTAL');
+  const mode = String(db.pragma('journal_mode = WAL', { simple: true }));
+  db.pragma('synchronous = FULL');
+  db.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
+  // Truncate the WAL after checkpoints: its size stays bounded under continuous load.
+  db.pragma(`journal_size_limit = ${64 * 1024 * 1024}`);
+  const synchronous = Number(db.pragma('synchronous', { simple: true }));
+  if (mode !== 'wal' || synchronous !== 2) {
+    throw new AgentError(
+      'STORE_FAILED',
+      `the job database refused WAL with synchronous=FULL (journal_mode=${mode}, synchronous=${synchronous}): it would not be durable`,
+      { retryable: false },
+    );
+  }
+}
+
+function errorColumns(reason: JobReason): Changes {
+  return { last_error_code: reason.code, last_error_message: reason.message };
+}
+
+function existingFrom(job: Job): ExistingJob {
+  return {
+    id: job.id,
+    jobId: job.jobId,
+    orderNo: job.orderNo,
+    commandId: job.commandId,
+    printer: job.printer,
+    kind: job.kind,
+    state: job.state,
+    createdAt: job.createdAt,
+    printedAt: job.printedAt,
+    pruned: false,
+  };
+}

@@ -1,0 +1,160 @@
+/**
+ * The broker connection: the only importer of `mqtt` (architecture: one room per I/O library).
+ *
+ * - Fixed client id per store and a persistent session (`clean: false`; on MQTT 5 also a session
+ *   expiry interval, without which the session ends at disconnect), QoS 1 subscriptions: the
+ *   broker keeps instructions while the agent is away (reliability guarantee 2).
+ * - Ack after commit (guarantee 1): `handleMessage` is overridden, so mqtt.js sends the PUBACK
+ *   only when our handler calls back, which it does after the job row is committed. This one path
+ *   works on MQTT 5 and 3.1.1 alike (mqtt.js calls handleMessage before the PUBACK on both; on
+ *   3.1.1 `customHandleAcks` is ignored). A message the store cannot take is never acked: the
+ *   connection is dropped and re-established, and the broker redelivers it.
+ * - Handlers are registered before connecting: a resumed session delivers right after CONNACK.
+ * - Reconnect with capped exponential backoff; the retained last will marks the agent offline.
+ */
+import { readFileSync } from 'node:fs';
+import mqtt, { type IClientOptions, type IPublishPacket, type MqttClient } from 'mqtt';
+import { AgentError } from '../errors.js';
+import type { Logger } from '../logging.js';
+
+export interface MqttConnectionOptions {
+  url: string;
+  protocolVersion: 4 | 5;
+  clientId: string;
+  keepaliveSec: number;
+  sessionExpirySec: number;
+  username?: string;
+  password?: string;
+  tls?: { caFile?: string; certFile?: string; keyFile?: string; rejectUnauthorized?: boolean };
+  reconnectMinMs: number;
+  reconnectMaxMs: number;
+  subscriptions: string[];
+  will: { topic: string; payload: string };
+}
+
+/** What the inbox decides for a message: `ack` once it is stored (or rejected and recorded). */
+export type Disposition = 'ack' | 'hold';
+
+export type MessageHandler = (topic: string, payload: Buffer) => Promise<Disposition>;
+
+export interface MqttEvents {
+  connect(sessionPresent: boolean): void;
+  offline(): void;
+}
+
+export class MqttConnection {
+  readonly client: MqttClient;
+  private attempts = 0;
+  private holding = false;
+
+  constructor(
+    private readonly options: MqttConnectionOptions,
+    private readonly onMessage: MessageHandler,
+    private readonly log: Logger,
+    private readonly events: MqttEvents,
+  ) {
+    const tls = options.tls;
+    const read = (file: string | undefined) => (file ? readFileSync(file) : undefined);
+    const clientOptions: IClientOptions = {
+      protocolVersion: options.protocolVersion,
+      clientId: options.clientId,
+      clean: false,
+      keepalive: options.keepaliveSec,
+      reconnectPeriod: options.reconnectMinMs,
+      connectTimeout: 10_000,
+      username: options.username,
+      password: options.password,
+      ca: read(tls?.caFile),
+      cert: read(tls?.certFile),
+      key: read(tls?.keyFile),
+      rejectUnauthorized: tls?.rejectUnauthorized ?? true,
+      will: {
+        topic: options.will.topic,
+        payload: Buffer.from(options.will.payload),
+        qos: 1,
+        retain: true,
+      },
+      ...(options.protocolVersion === 5
+        ? { properties: { sessionExpiryInterval: options.sessionExpirySec } }
+        : {}),
+      manualConnect: true,
+    };
+    this.client = mqtt.connect(options.url, clientOptions);
+    // Registered before connect(): a resumed session delivers its queue right after CONNACK.
+    this.client.handleMessage = (packet: IPublishPacket, callback: (error?: Error) => void) => {
+      void this.handle(packet, callback);
+    };
+    this.client.on('connect', (connack) => {
+      this.attempts = 0;
+      this.client.options.reconnectPeriod = options.reconnectMinMs;
+      this.log.info({ sessionPresent: connack.sessionPresent }, 'connected to the broker');
+      this.client.subscribe(options.subscriptions, { qos: 1 }, (error) => {
+        if (error) this.log.error({ err: error }, 'subscribe failed');
+      });
+      this.events.connect(connack.sessionPresent === true);
+    });
+    this.client.on('reconnect', () => {
+      // Capped exponential backoff: mqtt.js reads reconnectPeriod each time it schedules.
+      this.attempts++;
+      const next = Math.min(
+        options.reconnectMaxMs,
+        options.reconnectMinMs * 2 ** Math.min(this.attempts, 10),
+      );
+      this.client.options.reconnectPeriod = Math.round(next / 2 + Math.random() * (next / 2));
+    });
+    this.client.on('offline', () => this.events.offline());
+    this.client.on('error', (error) => this.log.warn({ err: error }, 'broker connection error'));
+  }
+
+  connect(): void {
+    this.client.connect();
+  }
+
+  private async handle(packet: IPublishPacket, callback: (error?: Error) => void): Promise<void> {
+    const payload = Buffer.isBuffer(packet.payload) ? packet.payload : Buffer.from(packet.payload);
+    let disposition: Disposition;
+    try {
+      disposition = await this.onMessage(packet.topic, payload);
+    } catch (error) {
+      this.log.error({ err: error }, 'message handler failed');
+      disposition = 'hold';
+    }
+    if (disposition === 'ack') {
+      callback();
+      return;
+    }
+    // Not stored: no PUBACK. Drop the connection so the broker keeps the message in the session
+    // and redelivers it when we are back (holding the ack would stall every message behind it).
+    if (this.holding) return;
+    this.holding = true;
+    this.log.warn(
+      { topic: packet.topic },
+      'message not stored: not acknowledged; reconnecting for redelivery',
+    );
+    this.client.stream?.destroy();
+    this.holding = false;
+  }
+
+  publish(topic: string, payload: string, options: { retain: boolean }): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.client.publish(topic, payload, { qos: 1, retain: options.retain }, (error) => {
+        if (error)
+          reject(
+            new AgentError('BROKER_UNAVAILABLE', `publish to ${topic} failed: ${error.message}`, {
+              cause: error,
+            }),
+          );
+        else resolve();
+      });
+    });
+  }
+
+  get connected(): boolean {
+    return this.client.connected;
+  }
+
+  /** Graceful stop: the status is already published; `end` sends DISCONNECT (no last will). */
+  end(): Promise<void> {
+    return new Promise((resolve) => this.client.end(false, {}, () => resolve()));
+  }
+}

@@ -1,0 +1,111 @@
+/**
+ * The reporter: job events and status leave through the durable outbox (guarantee 6). It drains
+ * the outbox to `/job` (QoS 1) in order and removes a row only after its PUBACK, publishes the
+ * retained `/status` on every change, on every (re)connect and every `statusIntervalMs`, and
+ * publishes the offline status on a graceful stop (the retained last will covers a crash).
+ */
+import type { JobStore } from '../jobs/store.js';
+import type { Logger } from '../logging.js';
+import { type AgentStatus, lastWill } from '../protocol/print-protocol.js';
+import type { MqttConnection } from './connection.js';
+
+export interface ReporterOptions {
+  topics: { job: string; status: string };
+  storeId: string;
+  statusIntervalMs: number;
+  /** Builds the current status (printers, queues, fault) when it is published. */
+  status(): AgentStatus;
+}
+
+export class Reporter {
+  private draining = false;
+  private again = false;
+  private timer: NodeJS.Timeout | null = null;
+  private lastStatus = '';
+  private readonly onOutbox = () => void this.drain();
+
+  constructor(
+    private readonly store: JobStore,
+    private readonly connection: MqttConnection,
+    private readonly options: ReporterOptions,
+    private readonly log: Logger,
+  ) {}
+
+  start(): void {
+    this.store.on('outbox', this.onOutbox);
+    this.timer = setInterval(() => void this.publishStatus(true), this.options.statusIntervalMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    this.store.off('outbox', this.onOutbox);
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  /** On (re)connect: the status first (it is what a dashboard reads), then the backlog. */
+  async connected(): Promise<void> {
+    await this.publishStatus(true);
+    await this.drain();
+  }
+
+  /** Publishes the status if it changed (or always with `force`). */
+  async publishStatus(force = false): Promise<void> {
+    if (!this.connection.connected) return;
+    const status = this.options.status();
+    // `at` changes every time; compare the rest.
+    const key = JSON.stringify({ ...status, at: null });
+    if (!force && key === this.lastStatus) return;
+    try {
+      await this.connection.publish(this.options.topics.status, JSON.stringify(status), {
+        retain: true,
+      });
+      this.lastStatus = key;
+    } catch (error) {
+      this.log.warn({ err: (error as Error).message }, 'status not published');
+    }
+  }
+
+  /** Sends every queued job event in order; stops at the first failure and resumes later. */
+  async drain(): Promise<void> {
+    if (this.draining) {
+      this.again = true;
+      return;
+    }
+    this.draining = true;
+    try {
+      do {
+        this.again = false;
+        while (this.connection.connected) {
+          const batch = this.store.drainOutbox(50);
+          if (batch.length === 0) break;
+          for (const entry of batch) {
+            const topic =
+              entry.kind === 'job' ? this.options.topics.job : this.options.topics.status;
+            await this.connection.publish(topic, JSON.stringify(entry.payload), {
+              retain: entry.kind === 'status',
+            });
+            this.store.ackOutbox([entry.id]);
+          }
+        }
+      } while (this.again && this.connection.connected);
+    } catch (error) {
+      this.log.warn(
+        { err: (error as Error).message },
+        'job events not published yet; retrying after reconnect',
+      );
+    } finally {
+      this.draining = false;
+    }
+  }
+
+  /** Graceful stop: what is left in the outbox stays for next time; the status says offline. */
+  async offline(): Promise<void> {
+    await this.drain();
+    if (!this.connection.connected) return;
+    const offline = { ...lastWill(this.options.storeId), at: new Date().toISOString() };
+    await this.connection
+      .publish(this.options.topics.status, JSON.stringify(offline), { retain: true })
+      .catch(() => undefined);
+  }
+}

@@ -1,0 +1,107 @@
+/**
+ * A real Mosquitto per test suite, on a free port, with a tiny config (dependencies.md): it is
+ * started as a child process and stopped by pid. Tests that need it skip, naming the Debian
+ * package, when it is not installed.
+ */
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer, Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export const MOSQUITTO_SKIP = 'needs mosquitto (Debian package mosquitto)';
+
+function mosquittoPath(): string | null {
+  for (const candidate of ['mosquitto', '/usr/sbin/mosquitto']) {
+    const r = spawnSync(candidate, ['-h'], { stdio: 'ignore' });
+    if (!r.error) return candidate;
+  }
+  return null;
+}
+
+/** `false` to run, or the skip message. */
+export function skipWithoutMosquitto(): false | string {
+  return mosquittoPath() ? false : MOSQUITTO_SKIP;
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as { port: number }).port;
+  await new Promise<void>((r) => server.close(() => r()));
+  return port;
+}
+
+async function reachable(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = new Socket();
+    s.once('connect', () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.once('error', () => resolve(false));
+    s.connect(port, '127.0.0.1');
+  });
+}
+
+export class Mosquitto {
+  private child: ChildProcess | null = null;
+  log = '';
+
+  private constructor(
+    readonly port: number,
+    private readonly config: string,
+    private readonly binary: string,
+  ) {}
+
+  get url(): string {
+    return `mqtt://127.0.0.1:${this.port}`;
+  }
+
+  static async start(options: { persistence?: boolean } = {}): Promise<Mosquitto> {
+    const binary = mosquittoPath();
+    if (!binary) throw new Error(MOSQUITTO_SKIP);
+    const dir = mkdtempSync(join(tmpdir(), 'pa-mosquitto-'));
+    const port = await freePort();
+    const config = join(dir, 'mosquitto.conf');
+    writeFileSync(
+      config,
+      [
+        `listener ${port} 127.0.0.1`,
+        'allow_anonymous true',
+        `persistence ${options.persistence ? 'true' : 'false'}`,
+        options.persistence ? `persistence_location ${dir}/` : '',
+        'log_dest stdout',
+        'max_queued_messages 10000',
+        '',
+      ].join('\n'),
+    );
+    const broker = new Mosquitto(port, config, binary);
+    await broker.restart();
+    return broker;
+  }
+
+  /** Starts (again) on the same port: a broker restart. */
+  async restart(): Promise<void> {
+    if (this.child) await this.stop();
+    const child = spawn(this.binary, ['-c', this.config], { stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout?.on('data', (d: Buffer) => (this.log += d));
+    child.stderr?.on('data', (d: Buffer) => (this.log += d));
+    this.child = child;
+    const end = Date.now() + 10_000;
+    while (!(await reachable(this.port))) {
+      if (Date.now() > end || child.exitCode !== null)
+        throw new Error(`mosquitto did not start:\n${this.log}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
+  async stop(): Promise<void> {
+    const child = this.child;
+    this.child = null;
+    if (!child || child.exitCode !== null) return;
+    const exited = new Promise<void>((r) => child.once('exit', () => r()));
+    child.kill('SIGTERM');
+    await exited;
+  }
+}

@@ -1,0 +1,136 @@
+/**
+ * Shared pieces of the jobs tests: small print instructions (small receipts keep the 1,000-job
+ * tests fast), a store in a fresh temp dir, printers on emulator TCP endpoints, and a reader of
+ * the emulator's paper that splits it into receipts, so tests can say "printed once, unmarked".
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  listenTcp,
+  renderText,
+  type TcpEndpoint,
+  VirtualPrinter,
+} from '../../src/emulator/index.js';
+import { JobStore, type JobStoreOptions } from '../../src/jobs/store.js';
+import { openPrinter } from '../../src/printer/open-printer.js';
+import type { ConfirmMode, Printer } from '../../src/printer/printer.js';
+import {
+  type PrintInstruction,
+  printInstructionSchema,
+} from '../../src/protocol/print-protocol.js';
+import { receiptOptions } from '../../src/receipt/options.js';
+
+/** The first header line of every test receipt: the paper is split into receipts at it. */
+export const HEADER = 'JOB TEST STORE';
+export const OPTIONS = receiptOptions({ header: [HEADER] });
+export const PROFILE = 'generic-80mm';
+
+export function pad(n: number): string {
+  return String(n).padStart(5, '0');
+}
+
+/** A one-line order: jobId `P-00001`, orderNo `O-00001` for n = 1. */
+export function instruction(n: number, extra: Record<string, unknown> = {}): PrintInstruction {
+  return printInstructionSchema.parse({
+    jobId: `P-${pad(n)}`,
+    orderNo: `O-${pad(n)}`,
+    createTime: '2026-11-25 12:30:05',
+    order: {
+      productInfo: [{ productName: `Item ${n}`, price: 1000 + n, quantity: 1 }],
+      orderType: 1,
+      paymentWay: 2,
+      paymentTransactionId: `M-${n}`,
+    },
+    ...extra,
+  });
+}
+
+const made: string[] = [];
+// Each test file runs in its own process: its databases go when it exits.
+process.once('exit', () => {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true });
+});
+
+export function tempDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), `pa-jobs-${prefix}-`));
+  made.push(dir);
+  return dir;
+}
+
+export function openStore(prefix: string, options: JobStoreOptions = {}): JobStore {
+  return JobStore.open({ stateDir: tempDir(prefix), ...options });
+}
+
+export interface EmulatedPrinter {
+  emulator: VirtualPrinter;
+  endpoint: TcpEndpoint;
+  printer: Printer;
+  close(): Promise<void>;
+}
+
+/** A VirtualPrinter behind a TCP endpoint and a real `Printer` client on it. */
+export async function emulatedPrinter(
+  options: {
+    confirm?: ConfirmMode;
+    confirmTimeoutMs?: number;
+    slowLinkBps?: number;
+    realtimeStatus?: boolean;
+  } = {},
+): Promise<EmulatedPrinter> {
+  const emulator = new VirtualPrinter({ columns: 48, columnsFontB: 64 });
+  const endpoint = await listenTcp(emulator, {
+    port: 0,
+    ...(options.slowLinkBps ? { slowLinkBps: options.slowLinkBps } : {}),
+  });
+  const printer = openPrinter(
+    endpoint.address,
+    { confirm: options.confirm ?? 'process-id', realtimeStatus: options.realtimeStatus ?? true },
+    { statusTimeoutMs: 300, confirmTimeoutMs: options.confirmTimeoutMs ?? 3000 },
+  );
+  return {
+    emulator,
+    endpoint,
+    printer,
+    async close() {
+      await printer.close();
+      await endpoint.close();
+    },
+  };
+}
+
+export interface PrintedReceipt {
+  orderNo: string | null;
+  possibleDuplicate: boolean;
+  late: boolean;
+  reprint: number | null;
+  text: string;
+}
+
+/**
+ * Everything on the emulator's paper (cut tickets and the open one), split into receipts at the
+ * header line. A job cut short by a crash shows as a receipt without its end, possibly sharing a
+ * ticket with the next one (no cut came between them): splitting at the header still tells
+ * them apart.
+ */
+export function printedReceipts(emulator: VirtualPrinter): PrintedReceipt[] {
+  const text = emulator
+    .tickets()
+    .map((t) => renderText(t))
+    .join('\n');
+  const parts: string[][] = [];
+  for (const line of text.split('\n')) {
+    if (line.trim() === HEADER) parts.push([]);
+    parts.at(-1)?.push(line);
+  }
+  return parts.map((lines) => {
+    const body = lines.join('\n');
+    return {
+      orderNo: /Order no\.\s+(\S+)/.exec(body)?.[1] ?? null,
+      possibleDuplicate: body.includes('POSSIBLE DUPLICATE'),
+      late: /^\s*LATE\s*$/m.test(body),
+      reprint: Number(/REPRINT #(\d+)/.exec(body)?.[1] ?? Number.NaN) || null,
+      text: body,
+    };
+  });
+}
