@@ -6,6 +6,7 @@
  */
 
 import type { AgentError } from './errors.js';
+import { DEFAULT_RETENTION, Retention } from './jobs/retention.js';
 import { Spooler } from './jobs/spooler.js';
 import { JobStore } from './jobs/store.js';
 import type { Logger } from './logging.js';
@@ -55,6 +56,8 @@ export interface AgentSettings {
   interruptedPolicy: 'reprint-marked' | 'hold';
   stateDir: string;
   statusIntervalMs: number;
+  /** Days finished jobs stay in the store (retention runs hourly, in small batches). */
+  retentionDays: number;
 }
 
 interface PrinterRoom {
@@ -75,6 +78,7 @@ export class Agent {
     private readonly spooler: Spooler,
     private readonly connection: MqttConnection,
     private readonly reporter: Reporter,
+    private readonly retention: Retention,
   ) {}
 
   static async start(settings: AgentSettings, log: Logger): Promise<Agent> {
@@ -153,7 +157,22 @@ export class Agent {
       },
       mlog,
     );
-    const agent = new Agent(settings, log, store, printers, spooler, connection, reporter);
+    const retention = new Retention(
+      store,
+      { ...DEFAULT_RETENTION, keepDays: settings.retentionDays },
+      (error) =>
+        log.child({ room: 'jobs' }).warn({ err: (error as Error).message }, 'retention run failed'),
+    );
+    const agent = new Agent(
+      settings,
+      log,
+      store,
+      printers,
+      spooler,
+      connection,
+      reporter,
+      retention,
+    );
     late.agent = agent;
     late.reporter = reporter;
     late.inbox = new Inbox(
@@ -184,6 +203,7 @@ export class Agent {
     if (recovered.length > 0)
       log.warn({ jobs: recovered.map((j) => j.jobId) }, 'jobs interrupted by a crash re-queued');
     reporter.start();
+    retention.start();
     connection.connect();
     log.info(
       { storeId: settings.storeId, version: VERSION, printers: settings.printers.map((p) => p.id) },
@@ -221,6 +241,7 @@ export class Agent {
   async stop(): Promise<void> {
     this.log.info('stopping');
     this.reporter.stop();
+    await this.retention.stop();
     await this.spooler.stop();
     await this.reporter.offline();
     await this.connection.end();

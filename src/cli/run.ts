@@ -46,6 +46,7 @@ export function settingsFrom(config: AgentConfig): AgentSettings {
     interruptedPolicy: config.receipt.markings.possibleDuplicatePolicy,
     stateDir: config.stateDir,
     statusIntervalMs: 30_000,
+    retentionDays: config.retention.printedDays,
   };
 }
 

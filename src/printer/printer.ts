@@ -210,7 +210,18 @@ export class Printer {
         }
         throw error;
       }
-      return this.confirm();
+      try {
+        return await this.confirm();
+      } catch (error) {
+        // Every byte of the job went out; only asking for the confirmation failed.
+        if (error instanceof AgentError) {
+          throw new AgentError(error.code, error.message, {
+            cause: error,
+            details: { ...error.details, sentBytes: job.length, totalBytes: job.length },
+          });
+        }
+        throw error;
+      }
     });
   }
 

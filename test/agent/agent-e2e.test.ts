@@ -99,6 +99,7 @@ for (const protocolVersion of [5, 4] as const) {
         interruptedPolicy: 'reprint-marked',
         stateDir: join(dir, 'state'),
         statusIntervalMs: 5000,
+        retentionDays: 14,
       };
       const log = createLogger({
         level: 'debug',
