@@ -6,13 +6,9 @@
 import type { Command } from 'commander';
 import { AgentError } from '../errors.js';
 import { openPrinter } from '../printer/open-printer.js';
-import { describeIssues, parseWith } from '../protocol/validation.js';
-import { receiptOptionsSchema } from '../receipt/options.js';
 import { getProfile } from '../receipt/profile.js';
-import { renderReceipt } from '../receipt/render.js';
-import { readJsonObject } from './io.js';
 import { parseIntOption } from './options.js';
-import { readReceiptSource } from './render.js';
+import { renderFile } from './render.js';
 
 export const EXIT_NOT_READY = 3;
 export const EXIT_UNCONFIRMED = 4;
@@ -68,18 +64,7 @@ export function registerPrinter(program: Command): void {
     .option('--options <file>', 'receipt options JSON: header, footer, money, qr')
     .action(async (file: string, opts: { printer: string; profile: string; options?: string }) => {
       const profile = getProfile(opts.profile);
-      let options = receiptOptionsSchema.parse({});
-      if (opts.options) {
-        const parsed = parseWith(receiptOptionsSchema, readJsonObject(opts.options));
-        if (!parsed.ok)
-          throw new AgentError(
-            'INPUT_INVALID',
-            `${opts.options}: ${describeIssues(parsed.issues)}`,
-          );
-        options = parsed.value;
-      }
-      const rendered = renderReceipt({ source: readReceiptSource(file), profile, options });
-      for (const warning of rendered.warnings) process.stderr.write(`warning: ${warning}\n`);
+      const rendered = renderFile(file, profile, opts.options);
       const printer = openPrinter(opts.printer, profile);
       try {
         const result = await printer.print(rendered.bytes);

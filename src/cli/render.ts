@@ -6,8 +6,8 @@ import { orderRecordSchema } from '../protocol/order-record.js';
 import { printInstructionSchema } from '../protocol/print-protocol.js';
 import { describeIssues, parseWith } from '../protocol/validation.js';
 import { receiptOptionsSchema } from '../receipt/options.js';
-import { getProfile } from '../receipt/profile.js';
-import { type ReceiptSource, renderReceipt } from '../receipt/render.js';
+import { getProfile, type PrinterProfile } from '../receipt/profile.js';
+import { type ReceiptSource, type Rendered, renderReceipt } from '../receipt/render.js';
 import { readJsonObject } from './io.js';
 
 const FORMATS = ['text', 'escpos', 'hex'] as const;
@@ -36,6 +36,23 @@ export function readReceiptSource(file: string): ReceiptSource {
     'INPUT_INVALID',
     `${file}: must be a print instruction (jobId, orderNo, order, ...) or an order record (orderInnerNo, skuList, ...)`,
   );
+}
+
+/**
+ * Renders a fixture or field file for `render` and `print`: receipt options from `--options` (or
+ * the defaults), warnings on stderr.
+ */
+export function renderFile(file: string, profile: PrinterProfile, optionsFile?: string): Rendered {
+  let options = receiptOptionsSchema.parse({});
+  if (optionsFile) {
+    const parsed = parseWith(receiptOptionsSchema, readJsonObject(optionsFile));
+    if (!parsed.ok)
+      throw new AgentError('INPUT_INVALID', `${optionsFile}: ${describeIssues(parsed.issues)}`);
+    options = parsed.value;
+  }
+  const rendered = renderReceipt({ source: readReceiptSource(file), profile, options });
+  for (const warning of rendered.warnings) process.stderr.write(`warning: ${warning}\n`);
+  return rendered;
 }
 
 /** 16 bytes per line, offset first: easy to compare with a command reference. */
@@ -74,18 +91,7 @@ export function registerRender(program: Command): void {
     )
     .action((file: string, opts: { profile: string; format: Format; options?: string }) => {
       const profile = getProfile(opts.profile);
-      let options = receiptOptionsSchema.parse({});
-      if (opts.options) {
-        const parsed = parseWith(receiptOptionsSchema, readJsonObject(opts.options));
-        if (!parsed.ok)
-          throw new AgentError(
-            'INPUT_INVALID',
-            `${opts.options}: ${describeIssues(parsed.issues)}`,
-          );
-        options = parsed.value;
-      }
-      const rendered = renderReceipt({ source: readReceiptSource(file), profile, options });
-      for (const warning of rendered.warnings) process.stderr.write(`warning: ${warning}\n`);
+      const rendered = renderFile(file, profile, opts.options);
       if (opts.format === 'text') process.stdout.write(rendered.text);
       else if (opts.format === 'hex') process.stdout.write(hexDump(rendered.bytes));
       else process.stdout.write(rendered.bytes);
