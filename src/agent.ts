@@ -10,7 +10,7 @@ import { DEFAULT_RETENTION, Retention } from './jobs/retention.js';
 import { Spooler } from './jobs/spooler.js';
 import { JobStore } from './jobs/store.js';
 import type { Logger } from './logging.js';
-import { MqttConnection } from './mqtt/connection.js';
+import { MqttConnection, type MqttConnectionOptions } from './mqtt/connection.js';
 import { Inbox } from './mqtt/inbox.js';
 import { Reporter } from './mqtt/reporter.js';
 import { PrinterMonitor } from './printer/monitor.js';
@@ -27,18 +27,9 @@ export interface AgentSettings {
   appId: string;
   storeKey: string;
   storeId: string;
-  mqtt: {
-    url: string;
-    protocolVersion: 4 | 5;
+  /** The broker connection, plus the topic prefix and the message size limit. */
+  mqtt: Omit<MqttConnectionOptions, 'subscriptions' | 'will'> & {
     prefix: string;
-    clientId: string;
-    keepaliveSec: number;
-    sessionExpirySec: number;
-    username?: string;
-    password?: string;
-    tls?: { caFile?: string; certFile?: string; keyFile?: string; rejectUnauthorized?: boolean };
-    reconnectMinMs: number;
-    reconnectMaxMs: number;
     maxMessageBytes: number;
   };
   keys: { servicePublicKeyFile: string; scheme: SignatureScheme };
@@ -123,16 +114,7 @@ export class Agent {
     const late: { inbox?: Inbox; reporter?: Reporter; agent?: Agent } = {};
     const connection = new MqttConnection(
       {
-        url: settings.mqtt.url,
-        protocolVersion: settings.mqtt.protocolVersion,
-        clientId: settings.mqtt.clientId,
-        keepaliveSec: settings.mqtt.keepaliveSec,
-        sessionExpirySec: settings.mqtt.sessionExpirySec,
-        username: settings.mqtt.username,
-        password: settings.mqtt.password,
-        tls: settings.mqtt.tls,
-        reconnectMinMs: settings.mqtt.reconnectMinMs,
-        reconnectMaxMs: settings.mqtt.reconnectMaxMs,
+        ...settings.mqtt,
         subscriptions: [t.print, t.command],
         will: {
           topic: t.status,
