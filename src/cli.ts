@@ -7,6 +7,7 @@
  */
 import { Command, CommanderError } from 'commander';
 import { registerConfig } from './cli/config.js';
+import { registerDoctor } from './cli/doctor.js';
 import { registerEmulator } from './cli/emulator.js';
 import { registerEnvelopes } from './cli/envelopes.js';
 import { registerJobs } from './cli/jobs.js';
@@ -32,6 +33,7 @@ export function buildProgram(): Command {
   registerRun(program);
   registerConfig(program);
   registerJobs(program);
+  registerDoctor(program);
   return program;
 }
 

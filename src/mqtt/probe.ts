@@ -1,0 +1,66 @@
+/**
+ * One connection attempt to the broker for `printer-agent doctor`: clean session, its own client
+ * id (`<clientId>-doctor`, so it never takes over the agent's persistent session), no reconnect,
+ * no last will, disconnect right after CONNACK. Lives here because only `src/mqtt/` imports mqtt.
+ */
+import { readFileSync } from 'node:fs';
+import mqtt, { type IClientOptions } from 'mqtt';
+
+export interface ProbeOptions {
+  url: string;
+  protocolVersion: 4 | 5;
+  /** The agent's client id; the probe connects as `<clientId>-doctor`. */
+  clientId: string;
+  username?: string;
+  /** SECRET: sent to the broker only, never part of a reason. */
+  password?: string;
+  tls?: { caFile?: string; certFile?: string; keyFile?: string; rejectUnauthorized?: boolean };
+}
+
+export type ProbeResult = { ok: true } | { ok: false; reason: string };
+
+/** Connects once and disconnects; the reason names what failed, never a credential. */
+export function probeBroker(options: ProbeOptions, timeoutMs = 5000): Promise<ProbeResult> {
+  let clientOptions: IClientOptions;
+  try {
+    const tls = options.tls;
+    const read = (file: string | undefined) => (file ? readFileSync(file) : undefined);
+    clientOptions = {
+      protocolVersion: options.protocolVersion,
+      clientId: `${options.clientId}-doctor`,
+      clean: true,
+      reconnectPeriod: 0,
+      connectTimeout: timeoutMs,
+      username: options.username,
+      password: options.password,
+      ca: read(tls?.caFile),
+      cert: read(tls?.certFile),
+      key: read(tls?.keyFile),
+      rejectUnauthorized: tls?.rejectUnauthorized ?? true,
+    };
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? 'unreadable';
+    return Promise.resolve({ ok: false, reason: `cannot read a TLS file (${code})` });
+  }
+  return new Promise((resolve) => {
+    const client = mqtt.connect(options.url, clientOptions);
+    let settled = false;
+    const finish = (result: ProbeResult) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      client.end(true, {}, () => resolve(result));
+    };
+    const timer = setTimeout(
+      () => finish({ ok: false, reason: `no answer within ${timeoutMs} ms` }),
+      timeoutMs,
+    );
+    client.once('connect', () => finish({ ok: true }));
+    client.on('error', (error) => {
+      const code = (error as NodeJS.ErrnoException).code;
+      const known = !code || error.message.includes(code);
+      finish({ ok: false, reason: known ? error.message : `${error.message} (${code})` });
+    });
+    client.once('close', () => finish({ ok: false, reason: 'connection closed by the broker' }));
+  });
+}

@@ -1,0 +1,210 @@
+/**
+ * `printer-agent doctor` as a child process against a real Mosquitto and the emulator on TCP
+ * (served by this process, so the CLI is spawned asynchronously). `timedatectl` is a stub on PATH,
+ * so the clock check does not depend on the machine running the tests.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { listenTcp, type TcpEndpoint, VirtualPrinter } from '../../src/emulator/index.js';
+import { generateKeyPair } from '../../src/protocol/signing.js';
+import { ROOT } from '../helpers/cli.js';
+import { Mosquitto, skipWithoutMosquitto } from '../helpers/mosquitto.js';
+
+const STORE_KEY = 'sk-doctor-secret-8841-never-printed';
+const MQTT_PASSWORD = 'pw-doctor-secret-3307-never-printed';
+const pair = generateKeyPair();
+
+interface TestConfig {
+  appId: string;
+  storeKeyFile: string;
+  mqtt: { url: string; protocolVersion: number; username?: string; passwordFile?: string };
+  keys: { servicePublicKeyFile: string };
+  printers: { id: string; url: string; profile: string }[];
+  stateDir: string;
+  catchUp: { enabled: boolean };
+}
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function doctor(args: string[], ntp: 'yes' | 'no' = 'yes', bin?: string): Promise<Run> {
+  const env = { ...process.env };
+  if (bin) {
+    writeFileSync(join(bin, 'timedatectl'), `#!/bin/sh\necho ${ntp}\n`);
+    chmodSync(join(bin, 'timedatectl'), 0o755);
+    env.PATH = `${bin}:${process.env.PATH ?? ''}`;
+  }
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), 'doctor', ...args],
+      { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d));
+    child.stderr.on('data', (d: Buffer) => (stderr += d));
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+function assertNoSecret(run: Run): void {
+  for (const secret of [STORE_KEY, MQTT_PASSWORD]) {
+    assert.ok(!run.stdout.includes(secret), 'a secret in stdout');
+    assert.ok(!run.stderr.includes(secret), 'a secret in stderr');
+  }
+}
+
+describe('printer-agent doctor', { skip: skipWithoutMosquitto() }, () => {
+  let broker: Mosquitto;
+  let emulator: VirtualPrinter;
+  let endpoint: TcpEndpoint;
+  let dir: string;
+  let bin: string;
+
+  /** A config in `dir`; `change` edits the object before it is written. */
+  function writeConfig(name: string, change: (c: TestConfig) => void = () => {}): string {
+    const config: TestConfig = {
+      appId: 'A-doctor',
+      storeKeyFile: join(dir, 'store-key'),
+      mqtt: {
+        url: broker.url,
+        protocolVersion: 5,
+        username: 'store-doctor',
+        passwordFile: join(dir, 'mqtt-password'),
+      },
+      keys: { servicePublicKeyFile: join(dir, 'service-public.pem') },
+      printers: [{ id: 'receipt', url: endpoint.address, profile: 'generic-80mm' }],
+      stateDir: join(dir, 'state'),
+      catchUp: { enabled: false },
+    };
+    change(config);
+    const path = join(dir, name);
+    writeFileSync(path, JSON.stringify(config), { mode: 0o600 });
+    return path;
+  }
+
+  before(async () => {
+    broker = await Mosquitto.start();
+    emulator = new VirtualPrinter({ columns: 48 });
+    endpoint = await listenTcp(emulator, { port: 0 });
+    dir = mkdtempSync(join(tmpdir(), 'pa-doctor-'));
+    bin = join(dir, 'bin');
+    mkdirSync(bin);
+    mkdirSync(join(dir, 'state'));
+    writeFileSync(join(dir, 'service-public.pem'), pair.publicPem, { mode: 0o644 });
+    writeFileSync(join(dir, 'store-key'), `${STORE_KEY}\n`, { mode: 0o600 });
+    writeFileSync(join(dir, 'mqtt-password'), `${MQTT_PASSWORD}\n`, { mode: 0o600 });
+  });
+
+  after(async () => {
+    await endpoint?.close();
+    await broker?.stop();
+  });
+
+  it('all green: every line ok, exit 0', async () => {
+    const config = writeConfig('green.json', (c) => {
+      c.mqtt.url = broker.url;
+      c.mqtt.passwordFile = undefined;
+      c.mqtt.username = undefined;
+    });
+    const run = await doctor(['--config', config], 'yes', bin);
+    assert.equal(run.code, 0, run.stdout + run.stderr);
+    const lines = run.stdout.trimEnd().split('\n');
+    for (const line of lines) assert.match(line, /^ok {3}/, line);
+    for (const name of ['config', 'keys', 'secret', 'permissions', 'state dir', 'broker', 'clock'])
+      assert.ok(
+        lines.some((l) => l.startsWith(`ok   ${name}:`)),
+        `${name} missing:\n${run.stdout}`,
+      );
+    assert.ok(lines.includes(`ok   config: ${config}`), run.stdout);
+    assert.ok(lines.includes(`ok   printer receipt: ${endpoint.address}: ready`), run.stdout);
+    assertNoSecret(run);
+  });
+
+  it('--json gives the same checks', async () => {
+    const config = writeConfig('json.json', (c) => {
+      c.mqtt.passwordFile = undefined;
+      c.mqtt.username = undefined;
+    });
+    const run = await doctor(['--config', config, '--json'], 'yes', bin);
+    assert.equal(run.code, 0, run.stdout + run.stderr);
+    const parsed = JSON.parse(run.stdout) as { ok: boolean; checks: { status: string }[] };
+    assert.equal(parsed.ok, true);
+    assert.ok(parsed.checks.every((c) => c.status === 'ok'));
+  });
+
+  it('missing key file: FAIL keys with the path and a fix, other checks still run', async () => {
+    const missing = join(dir, 'nowhere', 'service-public.pem');
+    const config = writeConfig('nokey.json', (c) => {
+      c.keys.servicePublicKeyFile = missing;
+    });
+    const run = await doctor(['--config', config], 'yes', bin);
+    assert.equal(run.code, 1);
+    assert.match(
+      run.stdout,
+      new RegExp(`^FAIL keys: ${missing}: cannot read public key file \\(ENOENT\\)$`, 'm'),
+    );
+    assert.match(
+      run.stdout,
+      new RegExp(`^ {5}fix: copy the service public key to ${missing}`, 'm'),
+    );
+    assert.match(run.stdout, /^ok {3}broker: /m, 'the broker is checked all the same');
+    assertNoSecret(run);
+  });
+
+  it('broker down (wrong port): FAIL broker with a fix', async () => {
+    const config = writeConfig('nobroker.json', (c) => {
+      c.mqtt.url = 'mqtt://127.0.0.1:1';
+    });
+    const run = await doctor(['--config', config], 'yes', bin);
+    assert.equal(run.code, 1);
+    assert.match(run.stdout, /^FAIL broker: mqtt:\/\/127\.0\.0\.1:1 .*ECONNREFUSED/m);
+    assert.match(run.stdout, /^ {5}fix: check mqtt\.url and that the broker runs/m);
+    assertNoSecret(run);
+  });
+
+  it('printer out of paper: FAIL printer with paper-out', async () => {
+    emulator.setFault('paper-out', true);
+    try {
+      const config = writeConfig('paper.json');
+      const run = await doctor(['--config', config], 'yes', bin);
+      assert.equal(run.code, 1);
+      assert.match(run.stdout, /^FAIL printer receipt: tcp:\/\/.*: paper-out/m);
+      assert.match(run.stdout, /^ {5}fix: load a paper roll/m);
+      assertNoSecret(run);
+    } finally {
+      emulator.setFault('paper-out', false);
+    }
+  });
+
+  it('secret file readable by others and clock not synchronized', async () => {
+    const exposed = join(dir, 'store-key-exposed');
+    writeFileSync(exposed, `${STORE_KEY}\n`, { mode: 0o644 });
+    chmodSync(exposed, 0o644);
+    const config = writeConfig('exposed.json', (c) => {
+      c.storeKeyFile = exposed;
+    });
+    const run = await doctor(['--config', config], 'no', bin);
+    assert.equal(run.code, 1);
+    assert.match(run.stdout, new RegExp(`^warn permissions: storeKeyFile: ${exposed}`, 'm'));
+    assert.match(run.stdout, new RegExp(`^ {5}fix: chmod 600 ${exposed}$`, 'm'));
+    assert.match(run.stdout, /^FAIL clock: .*not synchronized with NTP/m);
+    assertNoSecret(run);
+  });
+
+  it('missing config file: FAIL config, exit 1', async () => {
+    const run = await doctor(['--config', join(dir, 'absent.json')], 'yes', bin);
+    assert.equal(run.code, 1);
+    assert.match(run.stdout, /^FAIL config: .*absent\.json: no such file/m);
+    assert.match(run.stdout, /^ {5}fix: /m);
+  });
+});
