@@ -4,6 +4,7 @@
  */
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { benchEndToEnd } from './e2e.bench.js';
 import { report } from './harness.js';
 import { benchJobs } from './jobs.bench.js';
 import { benchPrinterLinks } from './printer.bench.js';
@@ -17,5 +18,6 @@ const results = [
   ...benchReceipt(minMs),
   ...(await benchPrinterLinks(quick)),
   ...(await benchJobs(minMs)),
+  ...(await benchEndToEnd(quick)),
 ];
 report(results, join(dirname(fileURLToPath(import.meta.url)), 'results.json'));

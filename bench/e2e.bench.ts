@@ -1,0 +1,341 @@
+/**
+ * The daemon end to end (issue 7): a real Mosquitto, the agent, the emulator on TCP.
+ *
+ * 1. Latency, publish -> the emulator's `ticket` event (the cut, so the last byte of the receipt
+ *    has arrived): signed instructions published one at a time at QoS 1, p50 and p99. Baseline,
+ *    same broker, same run: a bare mqtt.js subscriber in this process that, for each message,
+ *    looks up the jobId and writes that order's receipt bytes (rendered once up front with the
+ *    same profile and options) to a second emulator. Figures are 1000 / ms (higher is better),
+ *    the milliseconds are in the names.
+ * 2. Memory: the agent runs alone in a child process (its RSS is its own, taken after a full GC).
+ *    RSS idle after start (baseline) against RSS after 10,000 jobs (2,000 with --quick), the
+ *    latency jobs included, printed by the emulator. Figures are 1000 / MB, so the ratio is
+ *    idle / after: 1.0 = no growth.
+ *
+ * Skipped, with a message, when mosquitto is not installed.
+ */
+import { type ChildProcess, fork } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import mqtt, { type MqttClient } from 'mqtt';
+import type { AgentSettings } from '../src/agent.js';
+import { listenTcp, VirtualPrinter } from '../src/emulator/index.js';
+import { buildEnvelope } from '../src/protocol/envelope.js';
+import {
+  type PrintInstruction,
+  printInstructionSchema,
+  topics,
+} from '../src/protocol/print-protocol.js';
+import { generateKeyPair, parseKey } from '../src/protocol/signing.js';
+import { deriveStoreId } from '../src/protocol/store-id.js';
+import { receiptOptions } from '../src/receipt/options.js';
+import { getProfile } from '../src/receipt/profile.js';
+import { renderReceipt } from '../src/receipt/render.js';
+import { MOSQUITTO_SKIP, Mosquitto, skipWithoutMosquitto } from '../test/helpers/mosquitto.js';
+import { type Comparison, compare } from './harness.js';
+
+const APP_ID = 'A-bench';
+const STORE_KEY = 'sk-bench-e2e';
+const PREFIX = 'printer-agent/v1';
+const PROFILE = 'generic-80mm';
+const OPTIONS = receiptOptions({ header: ['BENCH STORE'] });
+const RELAY_TOPIC = 'bench/relay/print';
+const WAIT_MS = 180_000;
+
+function instruction(n: number): PrintInstruction {
+  return printInstructionSchema.parse({
+    jobId: `P-${n}`,
+    orderNo: `O-${n}`,
+    pickUpNo: `A${String(n % 1000).padStart(3, '0')}`,
+    createTime: '2026-11-25 12:30:05',
+    order: {
+      productInfo: [{ productName: `Chicken adobo ${n}`, price: 15_000, quantity: 1 }],
+      orderType: 1,
+      paymentWay: 2,
+      paymentTransactionId: `M-${n}`,
+    },
+  });
+}
+
+/** An emulator on TCP that counts its tickets and forgets them (thousands would fill memory). */
+async function countingEmulator() {
+  const printer = new VirtualPrinter({ columns: 48, columnsFontB: 64 });
+  let tickets = 0;
+  const waiters: Array<{ n: number; resolve: () => void }> = [];
+  printer.on('ticket', () => {
+    tickets++;
+    printer.paper.tickets.splice(0);
+    for (let i = waiters.length - 1; i >= 0; i--) {
+      if (tickets >= waiters[i]!.n) waiters.splice(i, 1)[0]!.resolve();
+    }
+  });
+  const endpoint = await listenTcp(printer, { port: 0 });
+  return {
+    endpoint,
+    get tickets() {
+      return tickets;
+    },
+    /** Resolves when `n` tickets in total have been cut. */
+    until(n: number): Promise<void> {
+      if (tickets >= n) return Promise.resolve();
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(
+          () => reject(new Error(`emulator: ${tickets} of ${n} tickets after ${WAIT_MS} ms`)),
+          WAIT_MS,
+        );
+        waiters.push({
+          n,
+          resolve: () => {
+            clearTimeout(timer);
+            resolve();
+          },
+        });
+      });
+    },
+  };
+}
+
+type Emulator = Awaited<ReturnType<typeof countingEmulator>>;
+
+/** The agent in a child process, driven over IPC (bench/e2e-agent.child.ts). */
+class AgentChild {
+  private constructor(private readonly child: ChildProcess) {}
+
+  static async start(settings: AgentSettings): Promise<AgentChild> {
+    const here = dirname(fileURLToPath(import.meta.url));
+    const child = fork(join(here, 'e2e-agent.child.ts'), [], {
+      cwd: dirname(here),
+      execArgv: ['--import', 'tsx', '--expose-gc'],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    const agent = new AgentChild(child);
+    await agent.request({ type: 'start', settings }, 'started');
+    return agent;
+  }
+
+  private request(message: object, reply: string): Promise<Record<string, unknown>> {
+    return new Promise((resolve, reject) => {
+      const onMessage = (m: Record<string, unknown>) => {
+        if (m.type === reply) done(() => resolve(m));
+        else if (m.type === 'error') done(() => reject(new Error(`agent child: ${m.message}`)));
+      };
+      const onExit = (code: number | null) =>
+        done(() => reject(new Error(`agent child exited (${code})`)));
+      const done = (then: () => void) => {
+        this.child.off('message', onMessage);
+        this.child.off('exit', onExit);
+        then();
+      };
+      this.child.on('message', onMessage);
+      this.child.once('exit', onExit);
+      this.child.send(message);
+    });
+  }
+
+  async rss(): Promise<number> {
+    return (await this.request({ type: 'rss' }, 'rss')).rss as number;
+  }
+
+  async stop(): Promise<void> {
+    if (this.child.exitCode !== null) return;
+    const exited = new Promise<void>((r) => this.child.once('exit', () => r()));
+    this.child.send({ type: 'stop' });
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(timer);
+  }
+}
+
+async function connectClient(url: string, clientId: string): Promise<MqttClient> {
+  const client = mqtt.connect(url, { protocolVersion: 5, clientId });
+  await new Promise<void>((resolve, reject) => {
+    client.once('connect', () => resolve());
+    client.once('error', reject);
+  });
+  return client;
+}
+
+function percentile(sorted: readonly number[], p: number): number {
+  return sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+/** Publishes `count` instructions from `first`, one at a time; ms from publish to each cut. */
+async function latencies(
+  client: MqttClient,
+  topic: string,
+  emulator: Emulator,
+  first: number,
+  count: number,
+  body: (n: number) => string,
+): Promise<number[]> {
+  const ms: number[] = [];
+  for (let n = first; n < first + count; n++) {
+    const payload = body(n);
+    const cut = emulator.until(emulator.tickets + 1);
+    const start = performance.now();
+    await Promise.all([client.publishAsync(topic, payload, { qos: 1 }), cut]);
+    ms.push(performance.now() - start);
+  }
+  return ms.sort((a, b) => a - b);
+}
+
+function latencyComparisons(agent: number[], relay: number[]): Comparison[] {
+  return [50, 99].map((p) => {
+    const a = percentile(agent, p);
+    const r = percentile(relay, p);
+    return compare(
+      `e2e latency p${p}, publish -> cut (1000/ms)`,
+      { name: `agent: ${a.toFixed(2)} ms`, opsPerSec: 1000 / a, samples: agent.length },
+      { name: `bare mqtt relay: ${r.toFixed(2)} ms`, opsPerSec: 1000 / r, samples: relay.length },
+    );
+  });
+}
+
+export async function benchEndToEnd(quick: boolean): Promise<Comparison[]> {
+  if (skipWithoutMosquitto()) {
+    console.log(`e2e benchmark skipped: ${MOSQUITTO_SKIP}`);
+    return [];
+  }
+  const latencyJobs = quick ? 200 : 1000;
+  const totalJobs = quick ? 2000 : 10_000;
+  const dir = mkdtempSync(join(tmpdir(), 'pa-bench-e2e-'));
+  const pair = generateKeyPair();
+  const serviceKey = parseKey(pair.privatePem, 'private');
+  writeFileSync(join(dir, 'service-public.pem'), pair.publicPem);
+  const storeId = deriveStoreId(APP_ID, STORE_KEY);
+  const t = topics(PREFIX, storeId);
+  const envelope = (n: number) =>
+    JSON.stringify(
+      buildEnvelope({ appId: APP_ID, storeKey: STORE_KEY, param: instruction(n), key: serviceKey }),
+    );
+
+  const broker = await Mosquitto.start();
+  const cleanup: Array<() => Promise<unknown> | unknown> = [() => broker.stop()];
+  try {
+    // --- the agent, in its own process ---
+    const emulator = await countingEmulator();
+    cleanup.push(() => emulator.endpoint.close());
+    const settings: AgentSettings = {
+      appId: APP_ID,
+      storeKey: STORE_KEY,
+      storeId,
+      mqtt: {
+        url: broker.url,
+        protocolVersion: 5,
+        prefix: PREFIX,
+        clientId: `printer-agent-${storeId}`,
+        keepaliveSec: 30,
+        sessionExpirySec: 3600,
+        reconnectMinMs: 100,
+        reconnectMaxMs: 1000,
+        maxMessageBytes: 64 * 1024,
+      },
+      keys: { servicePublicKeyFile: join(dir, 'service-public.pem'), scheme: 'RSA-SHA256' },
+      printers: [
+        {
+          id: 'receipt',
+          url: emulator.endpoint.address,
+          profile: PROFILE,
+          roles: ['receipt'],
+          statusIntervalMs: 1000,
+        },
+      ],
+      receipt: OPTIONS,
+      lateAfterMinutes: null,
+      interruptedPolicy: 'reprint-marked',
+      stateDir: join(dir, 'state'),
+      statusIntervalMs: 5000,
+      retentionDays: 14,
+    };
+    const agent = await AgentChild.start(settings);
+    cleanup.push(() => agent.stop());
+    const publisher = await connectClient(broker.url, 'bench-service');
+    cleanup.push(() => publisher.endAsync());
+    // Let the agent settle (subscriptions, first status poll) before the idle figure.
+    await new Promise((r) => setTimeout(r, 1000));
+    const idleRss = await agent.rss();
+
+    // Warm-up: a few jobs not counted, then the latency run.
+    const warm = 20;
+    await latencies(publisher, t.print, emulator, 1, warm, envelope);
+    const agentMs = await latencies(publisher, t.print, emulator, 1 + warm, latencyJobs, envelope);
+
+    // The rest of the jobs as fast as they can be signed and published; the agent queues them.
+    const done = warm + latencyJobs;
+    const cut = emulator.until(totalJobs);
+    let inFlight: Promise<unknown>[] = [];
+    for (let n = done + 1; n <= totalJobs; n++) {
+      inFlight.push(publisher.publishAsync(t.print, envelope(n), { qos: 1 }));
+      if (inFlight.length >= 100) {
+        await Promise.all(inFlight);
+        inFlight = [];
+      }
+    }
+    await Promise.all(inFlight);
+    await cut;
+    await new Promise((r) => setTimeout(r, 500));
+    const afterRss = await agent.rss();
+
+    // --- the baseline relay, same broker, a second emulator ---
+    const relayEmulator = await countingEmulator();
+    cleanup.push(() => relayEmulator.endpoint.close());
+    const bytes = new Map<string, Uint8Array>();
+    for (let n = 1; n <= warm + latencyJobs; n++) {
+      const rendered = renderReceipt({
+        source: { kind: 'instruction', instruction: instruction(n) },
+        profile: getProfile(PROFILE),
+        options: OPTIONS,
+      });
+      bytes.set(`P-${n}`, rendered.bytes);
+    }
+    const { connect } = await import('node:net');
+    const socket = connect({ port: relayEmulator.endpoint.port, host: '127.0.0.1' });
+    await new Promise((resolve) => socket.once('connect', resolve));
+    cleanup.push(() => socket.destroy());
+    const relay = await connectClient(broker.url, 'bench-relay');
+    cleanup.push(() => relay.endAsync());
+    relay.on('message', (_topic, payload) => {
+      const env = JSON.parse(payload.toString()) as { param: string };
+      const jobId = (JSON.parse(env.param) as { jobId: string }).jobId;
+      const receipt = bytes.get(jobId);
+      if (receipt) socket.write(receipt);
+    });
+    await relay.subscribeAsync(RELAY_TOPIC, { qos: 1 });
+    await latencies(publisher, RELAY_TOPIC, relayEmulator, 1, warm, envelope);
+    const relayMs = await latencies(
+      publisher,
+      RELAY_TOPIC,
+      relayEmulator,
+      1 + warm,
+      latencyJobs,
+      envelope,
+    );
+
+    const mb = (rss: number) => rss / 1024 / 1024;
+    const memory = compare(
+      'agent RSS, child process (1000/MB; ratio = idle / after)',
+      {
+        name: `after ${totalJobs.toLocaleString('en-US')} jobs: ${mb(afterRss).toFixed(1)} MB`,
+        opsPerSec: 1000 / mb(afterRss),
+        samples: totalJobs,
+      },
+      {
+        name: `idle after start: ${mb(idleRss).toFixed(1)} MB`,
+        opsPerSec: 1000 / mb(idleRss),
+        samples: 1,
+      },
+    );
+    return [...latencyComparisons(agentMs, relayMs), memory];
+  } finally {
+    for (const step of cleanup.reverse()) {
+      try {
+        await step();
+      } catch {
+        // best effort: the next step still runs
+      }
+    }
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
