@@ -9,6 +9,8 @@
  */
 
 export const FAULT_POINTS = [
+  /** A print instruction was received and verified, before its insert is committed (no ack yet). */
+  'inbox-before-commit',
   /** An insert committed, before the call returns (so before the caller could ack). */
   'after-insert',
   /** The job is committed as `printing`, before a byte is sent. */

@@ -10,6 +10,7 @@
  *   fault; the broker keeps the message (guarantee 11).
  */
 import { AgentError } from '../errors.js';
+import { faultPoint } from '../jobs/fault-points.js';
 import type { JobStore } from '../jobs/store.js';
 import type { Logger } from '../logging.js';
 import { openEnvelope } from '../protocol/envelope.js';
@@ -101,6 +102,8 @@ export class Inbox {
       const opened = openEnvelope(payload, { ...common, paramSchema: printInstructionSchema });
       if (!opened.ok) return this.reject(kind, opened.error, payload);
       const instruction = opened.param;
+      // Crash test only (fault matrix row 1): dies after receiving, before the commit: no ack.
+      faultPoint('inbox-before-commit');
       const result = this.store.enqueueInstruction(instruction, {
         source: 'mqtt',
         raw: opened.envelope.param,

@@ -4,7 +4,7 @@
  * package, when it is not installed.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -62,6 +62,9 @@ export class Mosquitto {
     const binary = mosquittoPath();
     if (!binary) throw new Error(MOSQUITTO_SKIP);
     const dir = mkdtempSync(join(tmpdir(), 'pa-mosquitto-'));
+    // Started as root, mosquitto drops to its own user: it must be able to write its persistence
+    // database here, or a restart silently loses every session.
+    chmodSync(dir, 0o777);
     const port = await freePort();
     const config = join(dir, 'mosquitto.conf');
     writeFileSync(
