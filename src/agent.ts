@@ -20,6 +20,7 @@ import { type AgentStatus, topics } from './protocol/print-protocol.js';
 import { loadKeyFile, type SignatureScheme } from './protocol/signing.js';
 import type { ReceiptOptions } from './receipt/options.js';
 import { getProfile } from './receipt/profile.js';
+import { renderTestPage } from './receipt/render.js';
 import { VERSION } from './version.js';
 
 /** What the agent needs, resolved from the configuration file and the environment. */
@@ -106,6 +107,7 @@ export class Agent {
       receiptOptions: settings.receipt,
       lateAfterMs: settings.lateAfterMinutes === null ? null : settings.lateAfterMinutes * 60_000,
       interruptedPolicy: settings.interruptedPolicy,
+      renderTestPage: (profile) => renderTestPage(profile, settings.receipt, VERSION),
     });
 
     const t = topics(settings.mqtt.prefix, settings.storeId);

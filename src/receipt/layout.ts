@@ -284,3 +284,58 @@ export function layoutReceipt(input: LayoutInput): Layout {
   sheet.finish();
   return { columns, commands: sheet.commands, warnings: sheet.warnings };
 }
+
+/**
+ * The test page of the `test-print` command (print-protocol §5): who is printing, with which
+ * profile and code page, a currency and character check line, a column ruler, styles and a QR
+ * code: what a technician needs to see that a printer is set up right.
+ */
+export function layoutTestPage(input: {
+  profile: PrinterProfile;
+  charset: Charset;
+  options: ReceiptOptions;
+  agentVersion: string;
+}): Layout {
+  const { profile, charset, options } = input;
+  const columns = profileColumns(profile);
+  const sheet = new Sheet(columns, charset);
+  const moneyFormat = printableMoney(options.money, charset);
+  sheet.text('TEST PAGE', { style: BIG, align: 'center' });
+  sheet.rule('=');
+  sheet.row('Agent', `printer-agent ${input.agentVersion}`);
+  sheet.row('Profile', profile.id);
+  sheet.text(profile.name, { indent: 2 });
+  sheet.row('Columns', `${columns} (font ${profile.font})`);
+  sheet.row(
+    'Code page',
+    `${profile.codepage} (ESC t ${profile.codepageNumbers[profile.codepage]})`,
+  );
+  sheet.row('CJK font', profile.cjk ? profile.cjk.encoding : 'none');
+  sheet.row('Cutter', profile.cutter);
+  sheet.rule();
+  sheet.row('Currency', formatMoney(12345, moneyFormat));
+  sheet.row('Negative', formatMoney(-5, moneyFormat));
+  sheet.text('Characters: é ñ ü ç € £ ¥ ₱');
+  if (profile.cjk) sheet.text('CJK: 打印测试 收据');
+  sheet.commands.push({
+    kind: 'line',
+    segments: [
+      {
+        text: Array.from({ length: columns }, (_, i) => String((i + 1) % 10)).join(''),
+        style: PLAIN,
+      },
+    ],
+  });
+  sheet.text('Bold', { style: BOLD });
+  sheet.text('Large', { style: BIG });
+  sheet.text('Reverse', { style: MARK });
+  if (profile.qr) {
+    sheet.blank();
+    sheet.qr('printer-agent test page');
+  }
+  if (profile.cutter === 'none')
+    sheet.commands.push({ kind: 'feed', lines: profile.tearFeedLines });
+  else sheet.commands.push({ kind: 'cut', type: profile.cutter });
+  sheet.finish();
+  return { columns, commands: sheet.commands, warnings: sheet.warnings };
+}

@@ -9,7 +9,7 @@ import { charsetFor } from './charset.js';
 import { encodeLayout } from './encode.js';
 import { receiptFromInstruction } from './from-instruction.js';
 import { receiptFromRecord } from './from-record.js';
-import { type Layout, layoutReceipt } from './layout.js';
+import { type Layout, layoutReceipt, layoutTestPage } from './layout.js';
 import type { Receipt, ReceiptMarkings } from './model.js';
 import type { ReceiptOptions } from './options.js';
 import type { PrinterProfile } from './profile.js';
@@ -64,4 +64,20 @@ export function renderReceipt(input: RenderInput): Rendered {
     const detail = cause instanceof Error ? cause.message : String(cause);
     throw new AgentError('RENDER_FAILED', `cannot render the receipt: ${detail}`, { cause });
   }
+}
+
+/** The `test-print` page for a printer profile (print-protocol §5). */
+export function renderTestPage(
+  profile: PrinterProfile,
+  options: ReceiptOptions,
+  agentVersion: string,
+): Omit<Rendered, 'receipt'> {
+  const charset = charsetFor(profile);
+  const layout = layoutTestPage({ profile, charset, options, agentVersion });
+  return {
+    layout,
+    bytes: encodeLayout(layout, profile, charset),
+    text: layoutToText(layout),
+    warnings: layout.warnings,
+  };
 }

@@ -266,6 +266,52 @@ for (const protocolVersion of [5, 4] as const) {
       assert.equal(emulator.paper.tickets.length, tickets, 'not printed again');
     });
 
+    it('commands: test-print prints a test page, reprint prints the stored receipt marked REPRINT', async () => {
+      const command = (param: object) =>
+        buildEnvelope({ appId: APP_ID, storeKey: STORE_KEY, param, key: serviceKey });
+      await publish(t.command, command({ commandId: 'C-TEST-1', type: 'test-print' }));
+      await waitFor(
+        'test page printed',
+        () => statesOf('command:C-TEST-1').includes('printed'),
+        15_000,
+      );
+      assert.match(renderText(emulator.paper.tickets.at(-1)!), /TEST PAGE/);
+      await publish(
+        t.command,
+        command({ commandId: 'C-REPRINT-1', type: 'reprint', orderNo: 'O-E2E-1' }),
+      );
+      await waitFor(
+        'reprint printed',
+        () => statesOf('command:C-REPRINT-1').includes('printed'),
+        15_000,
+      );
+      const reprint = renderText(emulator.paper.tickets.at(-1)!);
+      assert.match(reprint, /REPRINT #1/);
+      assert.match(reprint, /Adobo plate 1/);
+      // A command is deduplicated by commandId, and an unknown type is rejected, not ignored.
+      await publish(
+        t.command,
+        command({ commandId: 'C-REPRINT-1', type: 'reprint', orderNo: 'O-E2E-1' }),
+      );
+      await publish(t.command, command({ commandId: 'C-X', type: 'explode' }));
+      await waitFor(
+        'duplicate command answered',
+        () => statesOf('command:C-REPRINT-1').includes('duplicate'),
+        15_000,
+      );
+      await waitFor(
+        'unknown command rejected',
+        () =>
+          events.some(
+            (e) =>
+              e.state === 'rejected' &&
+              e.reason?.code === 'PARAM_INVALID' &&
+              /type/.test(e.reason.message),
+          ),
+        15_000,
+      );
+    });
+
     it('never writes the storeKey into a log line, an event or the status', () => {
       const everything = [
         ...logLines,
