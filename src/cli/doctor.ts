@@ -12,7 +12,7 @@ import { accessSync, constants, statSync } from 'node:fs';
 import type { Command } from 'commander';
 import { openConfigFile, resolveConfigPath } from '../config/config-file.js';
 import { CONFIG_PATH_ENV, DEFAULT_CONFIG_PATH } from '../config/env.js';
-import { type AgentConfig, resolveConfig, validateConfig } from '../config/load.js';
+import { type AgentConfig, getAt, resolveConfig, validateConfig } from '../config/load.js';
 import { type ConfigFile, SECRET_FILE_FIELDS } from '../config/schema.js';
 import { checkReadableFile, exposedSecretWarning, readSecretFile } from '../config/secret-files.js';
 import { isAgentError } from '../errors.js';
@@ -39,15 +39,6 @@ const MIN_SANE_YEAR = 2024;
 
 function message(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
-}
-
-function getAt(value: unknown, path: readonly string[]): unknown {
-  let node = value;
-  for (const key of path) {
-    if (typeof node !== 'object' || node === null) return undefined;
-    node = (node as Record<string, unknown>)[key];
-  }
-  return node;
 }
 
 /** Schema-valid file and, when every file it names is readable, the effective config. */

@@ -66,7 +66,8 @@ function invalid(file: string, issues: FieldIssue[]): AgentError {
   });
 }
 
-function getAt(value: unknown, path: readonly string[]): unknown {
+/** The value at a key path of a parsed JSON object, or undefined. */
+export function getAt(value: unknown, path: readonly string[]): unknown {
   let node = value;
   for (const key of path) {
     if (typeof node !== 'object' || node === null) return undefined;
