@@ -1,0 +1,61 @@
+/**
+ * Response codes of the reference order service (order-api §7 defines only 10000 and 21000; the
+ * rest is ours, documented in docs/decisions.md). Codes are grouped like HTTP statuses so a
+ * reader can guess the family: 400xx bad request, 401xx authentication, 413xx size, 415xx media.
+ *
+ * HTTP status policy: every request the service answers with an envelope is HTTP 200 with the
+ * outcome in `code`, except a wrong Content-Type (415, since the body was never read as JSON).
+ * 5xx is only used when the service itself fails (code 21000), never for a client's mistake.
+ */
+import type { AgentError } from '../errors.js';
+import { SERVICE_ERROR_CODE, SUCCESS_CODE } from '../protocol/index.js';
+
+export const RESPONSE_CODES = {
+  SUCCESS: { code: SUCCESS_CODE, message: 'success' },
+  SERVICE_ERROR: {
+    code: SERVICE_ERROR_CODE,
+    message: 'Service error, please contact administrator',
+  },
+  /** Body is not a JSON object, or the 2.1 envelope is malformed (field missing, wrong type). */
+  ENVELOPE_INVALID: { code: 40001, message: 'invalid request envelope' },
+  /** `param` is not a JSON object encoded as a string. */
+  PARAM_NOT_JSON: { code: 40002, message: 'param is not a JSON object string' },
+  /** `param` breaks a rule of 2.3/2.9/4.2/§8; the message lists `path: rule`. */
+  PARAM_INVALID: { code: 40003, message: 'invalid parameter' },
+  /** More than one query mode in one request (order-api 4.1 rule 8 leaves it open). */
+  QUERY_MODES_MIXED: { code: 40004, message: 'give one query mode per request' },
+  /** Time range longer than 30 days (order-api §8). */
+  RANGE_TOO_LONG: { code: 40005, message: 'time range exceeds 30 days' },
+  /** Incremental query from an orderInnerNo or receiptNo this store does not have. */
+  START_ORDER_UNKNOWN: { code: 40006, message: 'starting order not found' },
+  /** `sign` does not verify with the public key registered for the appId. */
+  SIGNATURE_INVALID: { code: 40101, message: 'signature invalid' },
+  /** Unknown appId, or storeKey not registered for that app. */
+  IDENTITY_UNKNOWN: { code: 40102, message: 'unknown app or store' },
+  /** Body larger than the configured limit. */
+  TOO_LARGE: { code: 41300, message: 'request too large' },
+  /** Content-Type is not application/json (order-api 4.1, 4.2 header rule). */
+  UNSUPPORTED_MEDIA_TYPE: { code: 41500, message: 'Content-Type must be application/json' },
+  /** Unknown path or method. */
+  NOT_FOUND: { code: 40400, message: 'not found' },
+} as const;
+
+export type ResponseCodeName = keyof typeof RESPONSE_CODES;
+
+/** The response code for an `openEnvelope` failure. */
+export function codeForEnvelopeError(error: AgentError): ResponseCodeName {
+  switch (error.code) {
+    case 'TOO_LARGE':
+      return 'TOO_LARGE';
+    case 'SIGNATURE_INVALID':
+      return 'SIGNATURE_INVALID';
+    case 'IDENTITY_MISMATCH':
+      return 'IDENTITY_UNKNOWN';
+    case 'PARAM_NOT_JSON':
+      return 'PARAM_NOT_JSON';
+    case 'PARAM_INVALID':
+      return 'PARAM_INVALID';
+    default:
+      return 'ENVELOPE_INVALID';
+  }
+}

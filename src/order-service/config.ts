@@ -1,0 +1,138 @@
+/**
+ * The service's configuration: registered apps with their public keys and stores, the service
+ * private key that signs print instructions, and switches. Validated with zod so a mistake is
+ * reported as `path: message` before the service starts.
+ */
+import { dirname, resolve } from 'node:path';
+import { z } from 'zod';
+import { AgentError } from '../errors.js';
+import {
+  DEFAULT_TOPIC_PREFIX,
+  deriveStoreId,
+  describeIssues,
+  loadKeyFile,
+  parseWith,
+  type RsaKey,
+  STORE_KEY_MAX,
+} from '../protocol/index.js';
+
+const nonEmpty = (max: number) =>
+  z
+    .string({ error: 'must be a string' })
+    .min(1, 'must not be empty')
+    .max(max, `must be at most ${max} characters`);
+
+const storeSchema = z.object({
+  storeKey: nonEmpty(STORE_KEY_MAX),
+  restaurantNo: nonEmpty(64),
+  branchIdentifier: nonEmpty(64),
+});
+
+const appSchema = z.object({
+  appId: nonEmpty(64),
+  publicKeyFile: nonEmpty(4096),
+  stores: z.array(storeSchema).min(1, 'must list at least one store'),
+});
+
+export const serviceConfigSchema = z
+  .object({
+    apps: z.array(appSchema).min(1, 'must list at least one app'),
+    servicePrivateKeyFile: nonEmpty(4096),
+    /** Send `data` as a JSON-encoded string, as the spec's create sample does (order-api 2.10). */
+    dataAsString: z.boolean({ error: 'must be true or false' }).default(false),
+    /** IANA zone for createTime; default the host's zone ("service local time"). */
+    timeZone: z.string({ error: 'must be a string' }).optional(),
+    /** SQLite file of the service; `:memory:` for tests. */
+    database: nonEmpty(4096).default(':memory:'),
+    maxBodyBytes: z.number().int().min(1024).max(10_485_760).default(1_048_576),
+    mqtt: z
+      .object({
+        url: nonEmpty(4096),
+        topicPrefix: nonEmpty(200).default(DEFAULT_TOPIC_PREFIX),
+      })
+      .optional(),
+  })
+  .superRefine((c, ctx) => {
+    // A store is addressed by (appId, storeKey) and its MQTT topic by the derived storeId, so
+    // duplicates would make both ambiguous.
+    const apps = new Set<string>();
+    c.apps.forEach((app, i) => {
+      if (apps.has(app.appId))
+        ctx.addIssue({ code: 'custom', path: ['apps', i, 'appId'], message: 'is a duplicate' });
+      apps.add(app.appId);
+      const keys = new Set<string>();
+      app.stores.forEach((s, j) => {
+        if (keys.has(s.storeKey))
+          ctx.addIssue({
+            code: 'custom',
+            path: ['apps', i, 'stores', j, 'storeKey'],
+            message: 'is a duplicate within this app',
+          });
+        keys.add(s.storeKey);
+      });
+    });
+  });
+
+export type ServiceConfigInput = z.input<typeof serviceConfigSchema>;
+export type ServiceConfig = z.output<typeof serviceConfigSchema>;
+
+export interface RegisteredStore {
+  appId: string;
+  storeKey: string;
+  storeId: string;
+  restaurantNo: string;
+  branchIdentifier: string;
+}
+
+/** Apps and stores with their keys loaded: what the HTTP layer looks up per request. */
+export interface Registry {
+  appKey(appId: string): RsaKey | undefined;
+  store(appId: string, storeKey: string): RegisteredStore | undefined;
+}
+
+export function parseServiceConfig(input: unknown): ServiceConfig {
+  const parsed = parseWith(serviceConfigSchema, input);
+  if (!parsed.ok)
+    throw new AgentError('CONFIG_INVALID', describeIssues(parsed.issues), {
+      issues: parsed.issues,
+    });
+  return parsed.value;
+}
+
+/** Builds the registry; key file paths are relative to `baseDir` (the config file's folder). */
+export function buildRegistry(
+  config: ServiceConfig,
+  baseDir = process.cwd(),
+): { registry: Registry; serviceKey: RsaKey } {
+  const keys = new Map<string, RsaKey>();
+  const stores = new Map<string, RegisteredStore>();
+  for (const app of config.apps) {
+    keys.set(app.appId, loadKeyFile(resolve(baseDir, app.publicKeyFile), 'public'));
+    for (const s of app.stores) {
+      stores.set(storeIndexKey(app.appId, s.storeKey), {
+        appId: app.appId,
+        storeKey: s.storeKey,
+        storeId: deriveStoreId(app.appId, s.storeKey),
+        restaurantNo: s.restaurantNo,
+        branchIdentifier: s.branchIdentifier,
+      });
+    }
+  }
+  const serviceKey = loadKeyFile(resolve(baseDir, config.servicePrivateKeyFile), 'private');
+  return {
+    serviceKey,
+    registry: {
+      appKey: (appId) => keys.get(appId),
+      store: (appId, storeKey) => stores.get(storeIndexKey(appId, storeKey)),
+    },
+  };
+}
+
+/** Resolves relative key paths against the folder of a config file. */
+export function configBaseDir(configFile: string): string {
+  return dirname(resolve(configFile));
+}
+
+function storeIndexKey(appId: string, storeKey: string): string {
+  return JSON.stringify([appId, storeKey]);
+}

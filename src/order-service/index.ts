@@ -1,0 +1,9 @@
+/** The reference order service (issue 8): HTTP create and list, its store, the outbox. */
+export * from './app.js';
+export * from './codes.js';
+export * from './config.js';
+export * from './order-record.js';
+export * from './outbox.js';
+export * from './print-instruction.js';
+export * from './publisher.js';
+export * from './store.js';
