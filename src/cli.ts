@@ -12,6 +12,7 @@ import { registerEmulator } from './cli/emulator.js';
 import { registerEnvelopes } from './cli/envelopes.js';
 import { registerJobs } from './cli/jobs.js';
 import { registerKeys } from './cli/keys.js';
+import { registerOrderService } from './cli/order-service.js';
 import { registerPrinter } from './cli/printer.js';
 import { registerRender } from './cli/render.js';
 import { registerRun } from './cli/run.js';
@@ -34,6 +35,7 @@ export function buildProgram(): Command {
   registerConfig(program);
   registerJobs(program);
   registerDoctor(program);
+  registerOrderService(program);
   return program;
 }
 

@@ -33,13 +33,15 @@ function scrub(value: unknown, secrets: readonly string[], depth = 0): unknown {
 export function createLogger(options: {
   level: LogLevel;
   secrets?: readonly string[];
+  /** The program writing the log; default `printer-agent` (the agent). */
+  service?: string;
   destination?: pino.DestinationStream;
 }): Logger {
   const secrets = (options.secrets ?? []).filter((s) => s.length >= 4);
   return pino(
     {
       level: options.level,
-      base: { service: 'printer-agent' },
+      base: { service: options.service ?? 'printer-agent' },
       timestamp: pino.stdTimeFunctions.isoTime,
       hooks: {
         logMethod(args, method) {

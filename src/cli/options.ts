@@ -3,10 +3,12 @@ import { InvalidArgumentError } from 'commander';
 import { PARAM_KINDS, type ParamKind } from '../protocol/param-schemas.js';
 import { SIGNATURE_SCHEMES, type SignatureScheme } from '../protocol/signing.js';
 
-export function parseIntOption(name: string) {
+export function parseIntOption(name: string, min = 0, max = Number.MAX_SAFE_INTEGER) {
   return (value: string): number => {
     if (!/^\d+$/.test(value)) throw new InvalidArgumentError(`${name} must be a whole number`);
-    return Number(value);
+    const n = Number(value);
+    if (n < min || n > max) throw new InvalidArgumentError(`${name} must be ${min} to ${max}`);
+    return n;
   };
 }
 

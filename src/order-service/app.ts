@@ -20,6 +20,7 @@ import {
   queryParamsSchema,
   type RsaKey,
 } from '../protocol/index.js';
+import { type CallbackOptions, CallbackSender, callbackBody } from './callbacks.js';
 import { codeForEnvelopeError, RESPONSE_CODES, type ResponseCodeName } from './codes.js';
 import type { RegisteredStore, Registry } from './config.js';
 import { toOrderRecord } from './order-record.js';
@@ -42,6 +43,8 @@ export interface AppOptions {
   /** Retry interval of the outbox while instructions are pending; 0 disables the timer. */
   outboxRetryMs?: number;
   publishTimeoutMs?: number;
+  /** Order callbacks (order-api §6) for apps that registered a URL; omitted: none are sent. */
+  callbacks?: CallbackOptions;
   now?: () => Date;
   logger?: Logger;
 }
@@ -52,7 +55,9 @@ function isJson(contentType: string | undefined): boolean {
   return contentType?.split(';')[0]?.trim().toLowerCase() === 'application/json';
 }
 
-export function buildApp(options: AppOptions): FastifyInstance & { outbox: Outbox } {
+export function buildApp(
+  options: AppOptions,
+): FastifyInstance & { outbox: Outbox; callbacks: CallbackSender | null } {
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY;
   const now = options.now ?? (() => new Date());
   const log = options.logger;
@@ -61,6 +66,9 @@ export function buildApp(options: AppOptions): FastifyInstance & { outbox: Outbo
     ? Fastify({ bodyLimit: maxBodyBytes, loggerInstance: log as unknown as FastifyBaseLogger })
     : Fastify({ bodyLimit: maxBodyBytes, logger: false });
   const outbox = new Outbox(options.store, options.publisher, log, options.publishTimeoutMs);
+  const callbacks = options.callbacks
+    ? new CallbackSender(options.store, { now: () => now().getTime(), ...options.callbacks }, log)
+    : null;
 
   const send = (
     reply: FastifyReply,
@@ -127,6 +135,14 @@ export function buildApp(options: AppOptions): FastifyInstance & { outbox: Outbo
         ...buildPrintInstruction(stored, options.serviceKey),
         storeId: store.storeId,
       }),
+      (stored) =>
+        callbacks && store.callbackUrl
+          ? {
+              url: store.callbackUrl,
+              body: callbackBody(stored, store, options.serviceKey),
+              nextAt: now().getTime(),
+            }
+          : null,
     );
     request.log.info(
       { appId: envelope.appId, storeId: store.storeId, orderNo: order.orderNo },
@@ -135,6 +151,7 @@ export function buildApp(options: AppOptions): FastifyInstance & { outbox: Outbo
     // Awaited (bounded by the publish timeout) so that a healthy broker has the instruction before
     // the merchant sees success; a failure only leaves it in the outbox.
     await outbox.drain();
+    void callbacks?.deliverDue();
     return send(reply, 'SUCCESS', {
       orderNo: order.orderNo,
       pickUpNo: order.pickUpNo,
@@ -187,6 +204,10 @@ export function buildApp(options: AppOptions): FastifyInstance & { outbox: Outbo
     timer = setInterval(() => void outbox.drain(), options.outboxRetryMs ?? 5000);
     timer.unref();
   }
-  app.addHook('onClose', async () => clearInterval(timer));
-  return Object.assign(app, { outbox });
+  callbacks?.start();
+  app.addHook('onClose', async () => {
+    clearInterval(timer);
+    await callbacks?.close();
+  });
+  return Object.assign(app, { outbox, callbacks });
 }

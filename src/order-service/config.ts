@@ -28,10 +28,21 @@ const storeSchema = z.object({
   branchIdentifier: nonEmpty(64),
 });
 
+const httpUrl = nonEmpty(2048).refine((value) => {
+  try {
+    const url = new URL(value);
+    return url.protocol === 'http:' || url.protocol === 'https:';
+  } catch {
+    return false;
+  }
+}, 'must be an http:// or https:// URL');
+
 const appSchema = z.object({
   appId: nonEmpty(64),
   publicKeyFile: nonEmpty(4096),
   stores: z.array(storeSchema).min(1, 'must list at least one store'),
+  /** Order callbacks (order-api §6): each created order is POSTed here, signed. */
+  callbackUrl: httpUrl.optional(),
 });
 
 export const serviceConfigSchema = z
@@ -42,15 +53,46 @@ export const serviceConfigSchema = z
     dataAsString: z.boolean({ error: 'must be true or false' }).default(false),
     /** IANA zone for createTime; default the host's zone ("service local time"). */
     timeZone: z.string({ error: 'must be a string' }).optional(),
-    /** SQLite file of the service; `:memory:` for tests. */
-    database: nonEmpty(4096).default(':memory:'),
-    maxBodyBytes: z.number().int().min(1024).max(10_485_760).default(1_048_576),
+    /** SQLite file of the service, relative to the config file; `:memory:` keeps nothing. */
+    database: nonEmpty(4096).default('order-service.sqlite'),
+    maxBodyBytes: z
+      .number({ error: 'must be a number' })
+      .int('must be a whole number')
+      .min(1024, 'must be at least 1024')
+      .max(10_485_760, 'must be at most 10485760')
+      .default(1_048_576),
+    listen: z
+      .object({
+        host: nonEmpty(255).default('127.0.0.1'),
+        port: z
+          .number({ error: 'must be a number' })
+          .int('must be a whole number')
+          .min(0, 'must be 0 to 65535')
+          .max(65535, 'must be 0 to 65535')
+          .default(8080),
+      })
+      .prefault({}),
     mqtt: z
       .object({
         url: nonEmpty(4096),
         topicPrefix: nonEmpty(200).default(DEFAULT_TOPIC_PREFIX),
+        protocolVersion: z
+          .union([z.literal(4), z.literal(5)], { error: 'must be 4 (MQTT 3.1.1) or 5' })
+          .default(5),
+        username: nonEmpty(256).optional(),
+        /** SECRET: sent to the broker only. */
+        password: nonEmpty(256).optional(),
       })
       .optional(),
+    callbacks: z
+      .object({
+        /** Attempts per order before it is given up (order-api §6: 4). */
+        attempts: z.number().int().min(1).max(10).default(4),
+        /** Delay before the second attempt; doubled for each later one. */
+        firstRetryMs: z.number().int().min(1).max(3_600_000).default(5000),
+        timeoutMs: z.number().int().min(100).max(120_000).default(10_000),
+      })
+      .prefault({}),
   })
   .superRefine((c, ctx) => {
     // A store is addressed by (appId, storeKey) and its MQTT topic by the derived storeId, so
@@ -82,6 +124,8 @@ export interface RegisteredStore {
   storeId: string;
   restaurantNo: string;
   branchIdentifier: string;
+  /** The app's order callback URL (order-api §6), if it registered one. */
+  callbackUrl?: string;
 }
 
 /** Apps and stores with their keys loaded: what the HTTP layer looks up per request. */
@@ -115,6 +159,7 @@ export function buildRegistry(
         storeId: deriveStoreId(app.appId, s.storeKey),
         restaurantNo: s.restaurantNo,
         branchIdentifier: s.branchIdentifier,
+        ...(app.callbackUrl ? { callbackUrl: app.callbackUrl } : {}),
       });
     }
   }

@@ -1,5 +1,6 @@
 /** The reference order service (issue 8): HTTP create and list, its store, the outbox. */
 export * from './app.js';
+export * from './callbacks.js';
 export * from './codes.js';
 export * from './config.js';
 export * from './order-record.js';

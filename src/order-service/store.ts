@@ -37,6 +37,18 @@ export interface StoredOrder {
   paymentStatus: number;
 }
 
+/** An order callback (order-api §6) still to be delivered, or its final state. */
+export interface CallbackEntry {
+  id: number;
+  orderNo: string;
+  url: string;
+  body: string;
+  state: 'pending' | 'delivered' | 'given-up';
+  attempts: number;
+  nextAt: number;
+  lastError: string | null;
+}
+
 export interface OutboxEntry {
   id: number;
   jobId: string;
@@ -80,6 +92,17 @@ CREATE TABLE IF NOT EXISTS outbox (
   attempts INTEGER NOT NULL DEFAULT 0,
   last_error TEXT
 );
+CREATE TABLE IF NOT EXISTS callbacks (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  order_no TEXT NOT NULL,
+  url TEXT NOT NULL,
+  body TEXT NOT NULL,
+  state TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'delivered', 'given-up')),
+  attempts INTEGER NOT NULL DEFAULT 0,
+  next_at INTEGER NOT NULL,
+  last_error TEXT
+);
+CREATE INDEX IF NOT EXISTS callbacks_due ON callbacks (state, next_at);
 `;
 
 interface OrderRow {
@@ -151,6 +174,8 @@ export class OrderStore {
   createOrder(
     order: NewOrder,
     instruction: (stored: StoredOrder) => { jobId: string; storeId: string; body: string },
+    /** The app's order callback, when it registered a URL; due at `nextAt` (ms since epoch). */
+    callback?: (stored: StoredOrder) => { url: string; body: string; nextAt: number } | null,
   ): StoredOrder {
     return this.db.transaction(() => {
       const day = order.createTime.slice(0, 10).replaceAll('-', '');
@@ -203,6 +228,11 @@ export class OrderStore {
       this.db
         .prepare('INSERT INTO outbox (job_id, store_id, body) VALUES (?, ?, ?)')
         .run(out.jobId, out.storeId, out.body);
+      const cb = callback?.(stored);
+      if (cb)
+        this.db
+          .prepare('INSERT INTO callbacks (order_no, url, body, next_at) VALUES (?, ?, ?, ?)')
+          .run(stored.orderNo, cb.url, cb.body, cb.nextAt);
       return stored;
     })();
   }
@@ -258,6 +288,41 @@ export class OrderStore {
 
   markPublished(id: number): void {
     this.db.prepare('DELETE FROM outbox WHERE id = ?').run(id);
+  }
+
+  /** Pending callbacks due at `now`, oldest first. */
+  dueCallbacks(now: number, limit = 20): CallbackEntry[] {
+    return this.db
+      .prepare(
+        `SELECT id, order_no AS orderNo, url, body, state, attempts, next_at AS nextAt,
+           last_error AS lastError
+         FROM callbacks WHERE state = 'pending' AND next_at <= ? ORDER BY next_at, id LIMIT ?`,
+      )
+      .all(now, limit) as CallbackEntry[];
+  }
+
+  callbacksFor(orderNo: string): CallbackEntry[] {
+    return this.db
+      .prepare(
+        `SELECT id, order_no AS orderNo, url, body, state, attempts, next_at AS nextAt,
+           last_error AS lastError FROM callbacks WHERE order_no = ? ORDER BY id`,
+      )
+      .all(orderNo) as CallbackEntry[];
+  }
+
+  /** Records one attempt: delivered, retried at `nextAt`, or given up when `nextAt` is null. */
+  recordCallbackAttempt(
+    id: number,
+    outcome: { error: string | null; nextAt: number | null },
+  ): void {
+    const state =
+      outcome.error === null ? 'delivered' : outcome.nextAt === null ? 'given-up' : 'pending';
+    this.db
+      .prepare(
+        `UPDATE callbacks SET attempts = attempts + 1, state = ?, last_error = ?,
+           next_at = coalesce(?, next_at) WHERE id = ?`,
+      )
+      .run(state, outcome.error?.slice(0, 500) ?? null, outcome.nextAt, id);
   }
 
   markFailed(id: number, error: string): void {

@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { AgentError } from '../../src/errors.js';
 import { parseServiceConfig } from '../../src/order-service/index.js';
+import { ROOT } from '../helpers/cli.js';
 
 describe('order-service config', () => {
   it('reports problems as readable path: message lines', () => {
@@ -49,6 +52,17 @@ describe('order-service config', () => {
       servicePrivateKeyFile: 's.key',
     });
     assert.equal(c.dataAsString, false);
-    assert.equal(c.database, ':memory:');
+    assert.equal(c.database, 'order-service.sqlite');
+    assert.deepEqual(c.listen, { host: '127.0.0.1', port: 8080 });
+    assert.deepEqual(c.callbacks, { attempts: 4, firstRetryMs: 5000, timeoutMs: 10_000 });
+  });
+});
+
+describe('config/order-service.example.json', () => {
+  it('is a valid service config', () => {
+    const text = readFileSync(join(ROOT, 'config', 'order-service.example.json'), 'utf8');
+    const config = parseServiceConfig(JSON.parse(text));
+    assert.equal(config.apps[0]!.callbackUrl, 'https://brand.example.com/orders/callback');
+    assert.equal(config.mqtt?.protocolVersion, 5);
   });
 });

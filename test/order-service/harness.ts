@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import {
   buildApp,
   buildRegistry,
+  type CallbackOptions,
   type InstructionPublisher,
   OrderStore,
   parseServiceConfig,
@@ -45,13 +46,20 @@ export class RecordingPublisher implements InstructionPublisher {
 }
 
 export function makeService(
-  options: { dataAsString?: boolean; now?: () => Date; timeZone?: string } = {},
+  options: {
+    dataAsString?: boolean;
+    now?: () => Date;
+    timeZone?: string;
+    callbackUrl?: string;
+    callbacks?: CallbackOptions;
+  } = {},
 ) {
   const config = parseServiceConfig({
     apps: [
       {
         appId: APP_ID,
         publicKeyFile: 'client.pub',
+        ...(options.callbackUrl ? { callbackUrl: options.callbackUrl } : {}),
         stores: [
           { storeKey: STORE_KEY, restaurantNo: 'R100', branchIdentifier: 'B-1' },
           { storeKey: OTHER_STORE_KEY, restaurantNo: 'R200', branchIdentifier: 'B-2' },
@@ -72,6 +80,7 @@ export function makeService(
     dataAsString: config.dataAsString,
     timeZone: options.timeZone ?? 'UTC',
     outboxRetryMs: 0,
+    ...(options.callbacks ? { callbacks: options.callbacks } : {}),
     ...(options.now ? { now: options.now } : {}),
   });
   return { app, store, publisher };
