@@ -20,6 +20,11 @@ export class Outbox {
     private readonly publishTimeoutMs = 5000,
   ) {}
 
+  /** Instructions committed but not yet accepted by the broker. */
+  size(): number {
+    return this.store.outboxSize();
+  }
+
   /** Publishes everything pending; resolves with how many are still pending. Never rejects. */
   drain(): Promise<number> {
     if (this.running) {
