@@ -230,3 +230,25 @@ describe('order-service outbox', () => {
     }
   });
 });
+
+describe('order-service failure', () => {
+  it('answers 21000 with HTTP 500 when the service itself fails, without internals', async () => {
+    const svc = makeService();
+    try {
+      svc.store.close(); // the database is gone: every create now fails inside the service
+      const res = await post(svc.app, 'create', signed(baseOrder));
+      assert.equal(res.status, 500);
+      assert.deepEqual(res.body, {
+        code: 21000,
+        message: 'Service error, please contact administrator',
+        data: null,
+      });
+      // A client's mistake is still the client's, not a 5xx.
+      const forged = await post(svc.app, 'create', signed(baseOrder, { key: strangerKey }));
+      assert.equal(forged.status, 200);
+      assert.equal(forged.body.code, 40101);
+    } finally {
+      await svc.app.close();
+    }
+  });
+});
