@@ -1,10 +1,14 @@
 /**
  * The composition root: builds every room from the settings and wires them, in order, with no
- * logic of its own. Start: store, printers (and their monitors), spooler, then MQTT (the inbox can
- * only take messages once the store can keep them). Stop, in reverse: stop taking messages, let
- * the job in flight finish or park, flush the outbox and publish the offline status, close.
+ * logic of its own. Start: store, printers (and their monitors), spooler, catch-up, then MQTT (the
+ * inbox can only take messages once the store can keep them). Stop, in reverse: stop catch-up and
+ * taking messages, let the job in flight finish or park, flush the outbox and publish the offline
+ * status, close.
  */
 
+import type { Clock } from './catchup/clock.js';
+import { CatchUpPoller } from './catchup/poller.js';
+import { QueryClient } from './catchup/query-client.js';
 import type { AgentError } from './errors.js';
 import { DEFAULT_RETENTION, Retention } from './jobs/retention.js';
 import { Spooler } from './jobs/spooler.js';
@@ -50,6 +54,26 @@ export interface AgentSettings {
   statusIntervalMs: number;
   /** Days finished jobs stay in the store (retention runs hourly, in small batches). */
   retentionDays: number;
+  /** Catch-up through the order query API (print-protocol §8); absent or null: off. */
+  catchUp?: CatchUpSettings | null;
+}
+
+export interface CatchUpSettings {
+  /** Queries go to `{baseUrl}/open-api/order/list`. */
+  baseUrl: string;
+  /** The store's private key (PEM): signs the queries. */
+  storePrivateKeyFile: string;
+  intervalMs: number;
+  minIntervalMs: number;
+  pageSize: number;
+  maxAgeMs: number;
+  windowMs: number;
+  /** IANA zone of the service's createTime; default the host's. */
+  timeZone?: string;
+  /** Bound on one query; default 30 s. */
+  timeoutMs?: number;
+  /** Tests run the query spacing on a virtual clock. */
+  clock?: Clock;
 }
 
 interface PrinterRoom {
@@ -71,6 +95,8 @@ export class Agent {
     private readonly connection: MqttConnection,
     private readonly reporter: Reporter,
     private readonly retention: Retention,
+    /** The catch-up poller, when catch-up is on. */
+    readonly catchUp: CatchUpPoller | null,
   ) {}
 
   static async start(settings: AgentSettings, log: Logger): Promise<Agent> {
@@ -110,6 +136,31 @@ export class Agent {
       renderTestPage: (profile) => renderTestPage(profile, settings.receipt, VERSION),
     });
 
+    const c = settings.catchUp;
+    const catchUp = c
+      ? new CatchUpPoller(
+          new QueryClient({
+            baseUrl: c.baseUrl,
+            appId: settings.appId,
+            storeKey: settings.storeKey,
+            key: loadKeyFile(c.storePrivateKeyFile, 'private'),
+            scheme: settings.keys.scheme,
+            ...(c.timeoutMs !== undefined ? { timeoutMs: c.timeoutMs } : {}),
+          }),
+          store,
+          {
+            intervalMs: c.intervalMs,
+            minIntervalMs: c.minIntervalMs,
+            pageSize: c.pageSize,
+            maxAgeMs: c.maxAgeMs,
+            windowMs: c.windowMs,
+            ...(c.timeZone !== undefined ? { timeZone: c.timeZone } : {}),
+            ...(c.clock ? { clock: c.clock } : {}),
+          },
+          log.child({ room: 'catchup' }),
+        )
+      : null;
+
     const t = topics(settings.mqtt.prefix, settings.storeId);
     const mlog = log.child({ room: 'mqtt' });
     // Holders so the connection's callbacks can reach rooms created after it.
@@ -126,7 +177,12 @@ export class Agent {
       async (topic, payload) => (late.inbox ? late.inbox.handle(topic, payload) : 'hold'),
       mlog,
       {
-        connect: () => void late.reporter?.connected(),
+        connect: (sessionPresent) => {
+          void late.reporter?.connected();
+          // The broker kept nothing for us (new or expired session, broker restarted without
+          // persistence): what it had queued is lost, the query API fills the gap (guarantee 7).
+          if (!sessionPresent) catchUp?.sessionLost();
+        },
         offline: () => mlog.warn('broker offline; retrying with backoff'),
       },
     );
@@ -156,6 +212,7 @@ export class Agent {
       connection,
       reporter,
       retention,
+      catchUp,
     );
     late.agent = agent;
     late.reporter = reporter;
@@ -188,9 +245,15 @@ export class Agent {
       log.warn({ jobs: recovered.map((j) => j.jobId) }, 'jobs interrupted by a crash re-queued');
     reporter.start();
     retention.start();
+    catchUp?.start();
     connection.connect();
     log.info(
-      { storeId: settings.storeId, version: VERSION, printers: settings.printers.map((p) => p.id) },
+      {
+        storeId: settings.storeId,
+        version: VERSION,
+        printers: settings.printers.map((p) => p.id),
+        catchUp: catchUp !== null,
+      },
       'agent started',
     );
     return agent;
@@ -224,6 +287,7 @@ export class Agent {
 
   async stop(): Promise<void> {
     this.log.info('stopping');
+    await this.catchUp?.stop();
     this.reporter.stop();
     await this.retention.stop();
     await this.spooler.stop();

@@ -77,6 +77,19 @@ export const ERROR_CODES = {
     retryable: true,
     summary: 'the MQTT broker cannot be reached or refused a publish',
   },
+  // Catch-up through the order service's query API (print-protocol §8, order-api 4.1).
+  QUERY_FAILED: {
+    retryable: true,
+    summary: 'a catch-up query got no usable answer (unreachable, timeout, malformed); retried',
+  },
+  QUERY_REJECTED: {
+    retryable: false,
+    summary: 'the order service answered a catch-up query with a failure code',
+  },
+  STALE_ORDER: {
+    retryable: false,
+    summary: 'catch-up found the order older than catchUp.maxAgeMinutes: reported, not printed',
+  },
   // Command line and input files.
   INPUT_INVALID: { retryable: false, summary: 'a command-line argument or input file is invalid' },
 } as const satisfies Record<string, { retryable: boolean; summary: string }>;

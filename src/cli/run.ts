@@ -47,6 +47,24 @@ export function settingsFrom(config: AgentConfig): AgentSettings {
     stateDir: config.stateDir,
     statusIntervalMs: 30_000,
     retentionDays: config.retention.printedDays,
+    catchUp: catchUpSettings(config),
+  };
+}
+
+/** Off unless enabled; the config rules already require baseUrl and the key while enabled. */
+function catchUpSettings(config: AgentConfig): AgentSettings['catchUp'] {
+  const c = config.catchUp;
+  if (!c.enabled || c.baseUrl === undefined || config.keys.storePrivateKeyFile === undefined)
+    return null;
+  return {
+    baseUrl: c.baseUrl,
+    storePrivateKeyFile: config.keys.storePrivateKeyFile,
+    intervalMs: c.intervalSec * 1000,
+    minIntervalMs: c.minIntervalSec * 1000,
+    pageSize: c.pageSize,
+    maxAgeMs: c.maxAgeMinutes * 60_000,
+    windowMs: c.windowMinutes * 60_000,
+    ...(c.timeZone !== undefined ? { timeZone: c.timeZone } : {}),
   };
 }
 

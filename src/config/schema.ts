@@ -73,6 +73,15 @@ function wholeNumber(min: number, max: number, why?: string) {
     .meta({ type: 'integer' }); // the refinement is invisible to the JSON schema; say it there
 }
 
+function isTimeZone(value: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: value });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 const filePath = () =>
   z.string({ error: typeError('a file path') }).min(1, 'must be a file path, not empty');
 
@@ -241,10 +250,13 @@ const printerSchema = z
           parsePrinterUrl(value);
         } catch (error) {
           if (!isAgentError(error)) throw error;
-          // parsePrinterUrl prefixes `printer URL "...": `; the path already names the field.
+          // The rule without the URL: the path already names the field, and the value may be a
+          // secret pasted into the wrong field (stripping the quoted URL off the message cut it
+          // at the first `: ` inside the URL, and `unknown parameter KEY` echoed part of it).
+          const rule = error.details.rule;
           ctx.addIssue({
             code: 'custom',
-            message: error.message.replace(/^printer URL .*?: /, ''),
+            message: typeof rule === 'string' ? rule : 'must be a printer URL',
           });
         }
       })
@@ -369,6 +381,14 @@ const catchUpSchema = z
     windowMinutes: wholeNumber(QUERY_DATA_DELAY_MINUTES, 1440, 'order-api §8: up to 5 min delay')
       .default(QUERY_DATA_DELAY_MINUTES)
       .describe('Each round queries again this far back, for orders the service lists late.'),
+    timeZone: z
+      .string({ error: typeError('a string') })
+      .refine(isTimeZone, 'must be an IANA time zone such as Asia/Manila')
+      .optional()
+      .describe(
+        "IANA zone of the service's createTime, for time ranges and the stale check. " +
+          'Default: the host time zone.',
+      ),
   })
   .describe('Catch-up through the order service query API (order-api 4.1).');
 

@@ -6,6 +6,11 @@
  *
  * Inert unless that variable is set: the variable is read once at start-up, and each point costs
  * one comparison. A production unit never sets it.
+ *
+ * One setting rides on the same variable for the disk-full test of the agent as a child process
+ * (row 14), which has no other way in: `PRINTER_AGENT_FAULT=max-pages:N` opens the job database
+ * with `max_page_count` N, so SQLite answers SQLITE_FULL as on a full disk. A value below the
+ * database's size holds it at its size (`max-pages:1`: nothing may grow).
  */
 
 export const FAULT_POINTS = [
@@ -34,4 +39,9 @@ export function faultPoint(point: FaultPoint): void {
   if (armed === null || armed.point !== point) return;
   passes++;
   if (passes >= armed.at) process.kill(process.pid, 'SIGKILL');
+}
+
+/** `N` of `PRINTER_AGENT_FAULT=max-pages:N`, else null (see the module comment). */
+export function faultMaxPages(): number | null {
+  return armed !== null && armed.point === 'max-pages' ? armed.at : null;
 }

@@ -35,7 +35,7 @@ import type {
 } from '../protocol/print-protocol.js';
 import { DEFAULT_PRINTER_ROLE } from '../protocol/print-protocol.js';
 import type { ReceiptMarkings } from '../receipt/model.js';
-import { faultPoint } from './fault-points.js';
+import { faultMaxPages, faultPoint } from './fault-points.js';
 import {
   FINISHED_STATES,
   type Job,
@@ -55,6 +55,8 @@ import { storeError } from './sqlite-errors.js';
 
 export const DEFAULT_STATE_DIR = '/var/lib/printer-agent';
 export const DATABASE_FILE = 'jobs.db';
+/** The meta key of the catch-up cursor (print-protocol §8). */
+const CATCH_UP_CURSOR = 'catch-up.lastOrderNo';
 /** SQLite's own default page limit: "no limit" for our purposes. */
 const NO_PAGE_LIMIT = 4_294_967_294;
 
@@ -210,6 +212,9 @@ export class JobStore extends EventEmitter<StoreEvents> {
       migrate(db, now());
       const store = new JobStore(db, path, now);
       if (options.maxSizeBytes != null) store.setSizeLimit(options.maxSizeBytes);
+      // Disk-full test only (fault matrix row 14); inert unless PRINTER_AGENT_FAULT=max-pages:N.
+      const faultPages = faultMaxPages();
+      if (faultPages !== null) db.pragma(`max_page_count = ${faultPages}`);
       return store;
     } catch (error) {
       db?.close();
@@ -291,23 +296,42 @@ export class JobStore extends EventEmitter<StoreEvents> {
   /**
    * Stores an order pulled by catch-up (print-protocol §8). Its jobId is `catch-up:ORDER_NO` unless
    * given, so a catch-up that runs twice dedupes on the jobId as well as on the orderNo.
+   *
+   * - `failed`: store it finished, `failed` with this reason, instead of queued (a stale order:
+   *   reported, not printed; `jobs retry` prints it). A duplicate stays a duplicate.
+   * - `advanceCursor`: move the catch-up cursor to this order in the same transaction, whether it
+   *   was stored or a duplicate, so a crash never leaves the cursor ahead of (or behind) the jobs.
    */
   enqueueRecord(
     record: OrderRecord,
-    options: { printer?: string; jobId?: string } = {},
+    options: {
+      printer?: string;
+      jobId?: string;
+      failed?: JobReason;
+      advanceCursor?: boolean;
+    } = {},
   ): InsertResult {
-    return this.insert({
-      source: 'catch-up',
-      kind: 'receipt',
-      jobId: options.jobId ?? `catch-up:${record.orderInnerNo}`,
-      orderNo: record.orderInnerNo,
-      commandId: null,
-      printer: options.printer ?? DEFAULT_PRINTER_ROLE,
-      payloadType: 'record',
-      payload: JSON.stringify(record),
-      markings: {},
-      sourceJob: null,
-    });
+    return this.insert(
+      {
+        source: 'catch-up',
+        kind: 'receipt',
+        jobId: options.jobId ?? `catch-up:${record.orderInnerNo}`,
+        orderNo: record.orderInnerNo,
+        commandId: null,
+        printer: options.printer ?? DEFAULT_PRINTER_ROLE,
+        payloadType: 'record',
+        payload: JSON.stringify(record),
+        markings: {},
+        sourceJob: null,
+      },
+      undefined,
+      {
+        ...(options.failed ? { failed: options.failed } : {}),
+        ...(options.advanceCursor
+          ? { alsoWrite: () => this.putMeta(CATCH_UP_CURSOR, record.orderInnerNo) }
+          : {}),
+      },
+    );
   }
 
   /**
@@ -407,19 +431,32 @@ export class JobStore extends EventEmitter<StoreEvents> {
     );
   }
 
-  private insert(row: NewJobRow, complete?: (row: NewJobRow) => NewJobRow): InsertResult {
-    const result = this.write('storing a job', () => {
+  /**
+   * `extra.failed` stores the job finished in `failed` (one `failed` event, no `queued`);
+   * `extra.alsoWrite` runs inside the same transaction, after the insert or the duplicate check.
+   */
+  private insert(
+    row: NewJobRow,
+    complete?: (row: NewJobRow) => NewJobRow,
+    extra: { failed?: JobReason; alsoWrite?: () => void } = {},
+  ): InsertResult {
+    const result = this.write('storing a job', (): InsertResult => {
       const now = this.now();
       // A duplicate changes nothing and writes nothing: whether it deserves an answer is the
       // caller's call (the MQTT inbox answers `duplicate`; catch-up re-reads its trailing window
       // every round and must not flood the service with duplicates of its own overlap).
       const duplicate = this.findDuplicate(row);
-      if (duplicate) return duplicate;
+      if (duplicate) {
+        extra.alsoWrite?.();
+        return duplicate;
+      }
       const full = complete ? complete(row) : row;
+      const failed = extra.failed ?? null;
       const info = this.statement(
         `INSERT INTO jobs (source, kind, job_id, order_no, command_id, printer, payload_type, payload,
-           state, markings, source_job, created_at, queued_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?)`,
+           state, markings, source_job, created_at, queued_at, updated_at, finished_at,
+           last_error_code, last_error_message)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ).run(
         full.source,
         full.kind,
@@ -429,19 +466,24 @@ export class JobStore extends EventEmitter<StoreEvents> {
         full.printer,
         full.payloadType,
         full.payload,
+        failed ? 'failed' : 'queued',
         JSON.stringify(full.markings),
         full.sourceJob,
         now,
         now,
         now,
+        failed ? now : null,
+        failed?.code ?? null,
+        failed?.message ?? null,
       );
       const job = this.mustGet(Number(info.lastInsertRowid));
-      this.addOutbox('job', jobEvent(job, 'queued', now, null), now);
-      return { status: 'inserted', job } satisfies InsertResult;
+      this.addOutbox('job', jobEvent(job, failed ? 'failed' : 'queued', now, failed), now);
+      extra.alsoWrite?.();
+      return { status: 'inserted', job };
     });
     if (result.status === 'inserted') {
       this.emit('outbox');
-      this.emit('job', result.job.printer);
+      if (result.job.state === 'queued') this.emit('job', result.job.printer);
       faultPoint('after-insert');
     }
     return result;
@@ -887,20 +929,30 @@ export class JobStore extends EventEmitter<StoreEvents> {
   }
 
   setMeta(key: string, value: string): void {
-    this.write('writing meta', () => {
-      this.statement(
-        'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
-      ).run(key, value);
-    });
+    this.write('writing meta', () => this.putMeta(key, value));
+  }
+
+  /** Inside a write transaction. */
+  private putMeta(key: string, value: string): void {
+    this.statement(
+      'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
+    ).run(key, value);
   }
 
   /** The catch-up cursor: the last order number seen (print-protocol §8). */
   getCatchUpCursor(): string | null {
-    return this.getMeta('catch-up.lastOrderNo');
+    return this.getMeta(CATCH_UP_CURSOR);
   }
 
   setCatchUpCursor(orderNo: string): void {
-    this.setMeta('catch-up.lastOrderNo', orderNo);
+    this.setMeta(CATCH_UP_CURSOR, orderNo);
+  }
+
+  /** Forgets the cursor (the service does not know it): the next catch-up reads by time range. */
+  clearCatchUpCursor(): void {
+    this.write('writing meta', () => {
+      this.statement('DELETE FROM meta WHERE key = ?').run(CATCH_UP_CURSOR);
+    });
   }
 
   // Retention ------------------------------------------------------------------------------------

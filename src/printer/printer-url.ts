@@ -24,18 +24,29 @@ export function redactUrl(url: string): string {
   return url.replace(/\/\/[^/@?#]*@/, '//***@');
 }
 
-function invalid(url: string, rule: string): AgentError {
+/**
+ * The message quotes the URL (the person who typed it wants to see it); `details.rule` is the
+ * same rule without any part of the URL, for messages that must not echo a value (the config
+ * file's: a secret pasted into the wrong field would end up in the log).
+ */
+function invalid(url: string, rule: string, valueFreeRule = rule): AgentError {
   return new AgentError(
     'PRINTER_URL_INVALID',
     `printer URL ${JSON.stringify(redactUrl(url))}: ${rule}`,
+    { details: { rule: valueFreeRule } },
   );
 }
 
 function query(url: string, text: string, allowed: readonly string[]): URLSearchParams {
   const params = new URLSearchParams(text);
+  const listing = allowed.join(', ') || 'none';
   for (const key of params.keys()) {
     if (!allowed.includes(key))
-      throw invalid(url, `unknown parameter ${key}; allowed: ${allowed.join(', ') || 'none'}`);
+      throw invalid(
+        url,
+        `unknown parameter ${key}; allowed: ${listing}`,
+        `has an unknown parameter; allowed: ${listing}`,
+      );
   }
   return params;
 }

@@ -244,11 +244,15 @@ export class Printer {
       while (performance.now() < deadline) {
         const bytes = await this.transport.read(deadline - performance.now());
         if (bytes.length === 0) break;
-        seen = [...seen, ...bytes].slice(-64);
+        // Search the new bytes with the tail kept from before (a reply split across reads), then
+        // keep only a tail too short to hold a whole reply: trimming before the search lost a
+        // reply followed by more than 57 other bytes in the same read (found by fuzzing).
+        seen = [...seen, ...bytes];
         for (let i = 0; i + expected.length <= seen.length; i++) {
           if (expected.every((b, j) => seen[i + j] === b))
             return { outcome: 'printed', confirmedBy: 'process-id' };
         }
+        seen = seen.slice(-(expected.length - 1));
       }
       return this.unanswered('process id');
     }

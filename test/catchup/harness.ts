@@ -1,0 +1,179 @@
+/**
+ * The reference order service for the catch-up tests, over real HTTP on 127.0.0.1: keys in a temp
+ * dir (the store's pair signs creates and queries, the service's pair signs instructions), the
+ * config through the real schema, an in-memory order store. Queries are observed from the
+ * service's side (a fastify hook), with the time on the test's clock, and the service can be made
+ * to hang or to answer with a tampered body.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyRequest } from 'fastify';
+import {
+  buildApp,
+  buildRegistry,
+  type InstructionPublisher,
+  OrderStore,
+  offlinePublisher,
+  parseServiceConfig,
+} from '../../src/order-service/index.js';
+import { buildEnvelope, generateKeyPair, parseKey, type RsaKey } from '../../src/protocol/index.js';
+import type { VirtualClock } from './virtual-clock.js';
+
+export const APP_ID = 'A-catchup';
+export const STORE_KEY = 'sk-catchup-secret-4471';
+export const OTHER_STORE_KEY = 'sk-catchup-other-store-9023';
+
+// Key generation is slow: one set per test file.
+export const keyDir = mkdtempSync(join(tmpdir(), 'pa-catchup-keys-'));
+const storePair = generateKeyPair();
+const servicePair = generateKeyPair();
+const strangerPair = generateKeyPair();
+export const STORE_PRIVATE_KEY_FILE = join(keyDir, 'store-private.pem');
+export const SERVICE_PUBLIC_KEY_FILE = join(keyDir, 'service-public.pem');
+writeFileSync(STORE_PRIVATE_KEY_FILE, storePair.privatePem, { mode: 0o600 });
+writeFileSync(join(keyDir, 'store-public.pem'), storePair.publicPem);
+writeFileSync(join(keyDir, 'service-private.pem'), servicePair.privatePem, { mode: 0o600 });
+writeFileSync(SERVICE_PUBLIC_KEY_FILE, servicePair.publicPem);
+export const storeKey: RsaKey = parseKey(storePair.privatePem, 'private');
+export const strangerKey: RsaKey = parseKey(strangerPair.privatePem, 'private');
+
+/** One list request as the service saw it. */
+export interface ObservedQuery {
+  /** The test clock's time when the request arrived. */
+  at: number;
+  param: Record<string, unknown>;
+  /** The response code the service answered with. */
+  code: number | null;
+}
+
+export interface TestService {
+  app: ReturnType<typeof buildApp>;
+  orders: OrderStore;
+  url: string;
+  queries: ObservedQuery[];
+  /** Hold list requests unanswered (a service that does not answer). */
+  hang: boolean;
+  /** Rewrites the body of list answers. */
+  tamper: ((body: string) => string) | null;
+  /** List requests held unanswered so far. */
+  held(): number;
+  /** Creates an order (signed like a merchant's POS) named `name`; returns its orderNo. */
+  create(name: string): Promise<string>;
+  close(): Promise<void>;
+}
+
+export async function startService(
+  options: { clock?: VirtualClock; dataAsString?: boolean; publisher?: InstructionPublisher } = {},
+): Promise<TestService> {
+  const config = parseServiceConfig({
+    apps: [
+      {
+        appId: APP_ID,
+        publicKeyFile: 'store-public.pem',
+        stores: [
+          { storeKey: STORE_KEY, restaurantNo: 'R100', branchIdentifier: 'B-1' },
+          { storeKey: OTHER_STORE_KEY, restaurantNo: 'R200', branchIdentifier: 'B-2' },
+        ],
+      },
+    ],
+    servicePrivateKeyFile: 'service-private.pem',
+    dataAsString: options.dataAsString ?? false,
+  });
+  const { registry, serviceKey } = buildRegistry(config, keyDir);
+  const orders = new OrderStore(':memory:');
+  const clock = options.clock;
+  const app = buildApp({
+    registry,
+    store: orders,
+    serviceKey,
+    publisher: options.publisher ?? offlinePublisher,
+    dataAsString: config.dataAsString,
+    timeZone: 'UTC',
+    outboxRetryMs: 0,
+    ...(clock ? { now: () => clock.date() } : {}),
+  });
+
+  const held: Array<() => void> = [];
+  const seen = new WeakMap<FastifyRequest, ObservedQuery>();
+  const isList = (request: FastifyRequest) => request.url.endsWith('/open-api/order/list');
+  const service: TestService = {
+    app,
+    orders,
+    url: '',
+    queries: [],
+    hang: false,
+    tamper: null,
+    held: () => held.length,
+    async create(name: string) {
+      const res = await fetch(`${service.url}/open-api/order/create`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(
+          buildEnvelope({
+            appId: APP_ID,
+            storeKey: STORE_KEY,
+            key: storeKey,
+            param: {
+              productInfo: [{ productName: name, price: 10_000, quantity: 1 }],
+              orderType: 1,
+              paymentWay: '2',
+              paymentTransactionId: `M-${name}`.slice(0, 50),
+            },
+          }),
+        ),
+      });
+      const body = (await res.json()) as { code: number; message: string; data: unknown };
+      if (body.code !== 10000) throw new Error(`create failed: ${body.code} ${body.message}`);
+      const data = (typeof body.data === 'string' ? JSON.parse(body.data) : body.data) as {
+        orderNo: string;
+      };
+      return data.orderNo;
+    },
+    async close() {
+      for (const release of held.splice(0)) release();
+      await app.close();
+      orders.close();
+    },
+  };
+
+  app.addHook('onRequest', (request, _reply, done) => {
+    if (service.hang && isList(request)) held.push(() => done());
+    else done();
+  });
+  app.addHook('preHandler', async (request) => {
+    if (!isList(request)) return;
+    const body = request.body as { param?: unknown } | null;
+    let param: Record<string, unknown> = {};
+    try {
+      param = JSON.parse(String(body?.param)) as Record<string, unknown>;
+    } catch {
+      // Recorded as an empty param: the test asserts on what it expected to see.
+    }
+    const query: ObservedQuery = { at: clock ? clock.now() : Date.now(), param, code: null };
+    seen.set(request, query);
+    service.queries.push(query);
+  });
+  app.addHook('onSend', async (request, _reply, payload) => {
+    if (!isList(request) || typeof payload !== 'string') return payload;
+    const query = seen.get(request);
+    if (query) query.code = (JSON.parse(payload) as { code: number }).code;
+    return service.tamper ? service.tamper(payload) : payload;
+  });
+
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  service.url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  return service;
+}
+
+/** Accepts every instruction while open; while closed, the service's outbox keeps them. */
+export class GatedPublisher implements InstructionPublisher {
+  open = true;
+  constructor(private readonly inner: InstructionPublisher) {}
+  publish(storeId: string, body: string): Promise<void> {
+    return this.open
+      ? this.inner.publish(storeId, body)
+      : Promise.reject(new Error('held back by the test'));
+  }
+}

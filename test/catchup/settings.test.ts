@@ -1,0 +1,58 @@
+/** The catch-up section of the configuration as the daemon gets it (`printer-agent run`). */
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { settingsFrom } from '../../src/cli/run.js';
+import { loadConfig } from '../../src/config/load.js';
+import { fileConfig, workspace } from '../config/fixtures.js';
+
+describe('catch-up settings', () => {
+  const ws = workspace();
+  after(() => ws.cleanup());
+  const load = (catchUp: Record<string, unknown>) => {
+    const path = ws.writeConfig({ ...fileConfig(), catchUp }, 0o600, 'catch-up.json');
+    return settingsFrom(loadConfig({ configPath: path, env: {} }).config);
+  };
+
+  it('on by default, in milliseconds, with the store key file resolved', () => {
+    const settings = load({ baseUrl: 'https://orders.example.com/api' });
+    assert.deepEqual(settings.catchUp, {
+      baseUrl: 'https://orders.example.com/api',
+      storePrivateKeyFile: join(ws.dir, 'store-private.pem'),
+      intervalMs: 60_000,
+      minIntervalMs: 10_000,
+      pageSize: 100,
+      maxAgeMs: 60 * 60_000,
+      windowMs: 5 * 60_000,
+    });
+  });
+
+  it('carries every field, the time zone included', () => {
+    const settings = load({
+      baseUrl: 'https://orders.example.com',
+      intervalSec: 120,
+      minIntervalSec: 15,
+      pageSize: 50,
+      maxAgeMinutes: 30,
+      windowMinutes: 10,
+      timeZone: 'Asia/Manila',
+    });
+    assert.equal(settings.catchUp?.intervalMs, 120_000);
+    assert.equal(settings.catchUp?.minIntervalMs, 15_000);
+    assert.equal(settings.catchUp?.pageSize, 50);
+    assert.equal(settings.catchUp?.maxAgeMs, 30 * 60_000);
+    assert.equal(settings.catchUp?.windowMs, 10 * 60_000);
+    assert.equal(settings.catchUp?.timeZone, 'Asia/Manila');
+  });
+
+  it('off when disabled', () => {
+    assert.equal(load({ enabled: false }).catchUp, null);
+  });
+
+  it('an unknown time zone is a config error naming the field', () => {
+    assert.throws(
+      () => load({ baseUrl: 'https://orders.example.com', timeZone: 'Mars/Olympus' }),
+      /catchUp\.timeZone: must be an IANA time zone/,
+    );
+  });
+});
