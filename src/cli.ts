@@ -7,6 +7,7 @@
  */
 import { Command, CommanderError } from 'commander';
 import { registerConfig } from './cli/config.js';
+import { registerDemo } from './cli/demo.js';
 import { registerDoctor } from './cli/doctor.js';
 import { registerEmulator } from './cli/emulator.js';
 import { registerEnvelopes } from './cli/envelopes.js';
@@ -36,6 +37,7 @@ export function buildProgram(): Command {
   registerJobs(program);
   registerDoctor(program);
   registerOrderService(program);
+  registerDemo(program);
   return program;
 }
 
