@@ -1,0 +1,69 @@
+/**
+ * Fault matrix row 14, disk full, with the agent as a child process. The database cannot be
+ * shrunk from outside, so the agent is started with `PRINTER_AGENT_FAULT=max-pages:1`
+ * (src/jobs/fault-points.ts, inert unless set): the job database is held at its size, and SQLite
+ * answers SQLITE_FULL exactly as on a full disk. "Space returns" is a restart without the variable.
+ * (The store-level test is test/jobs/store-disk-full.test.ts.)
+ *
+ * Invariant: an instruction the store cannot keep is not acknowledged (the broker keeps it and
+ * delivers it again), the fault is in the retained status, the daemon stays up, and once space
+ * returns the instruction prints, once.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { Mosquitto, skipWithoutMosquitto } from '../helpers/mosquitto.js';
+import { waitFor } from '../helpers/waiting.js';
+import { Stores } from './harness.js';
+
+const NOT_STORED = 'cannot store the message: not acknowledged';
+
+describe('row 14: disk full (child process)', { skip: skipWithoutMosquitto() }, () => {
+  let broker: Mosquitto;
+  const stores = new Stores();
+
+  before(async () => {
+    broker = await Mosquitto.start({ persistence: true });
+  });
+
+  after(async () => {
+    await stores.tearDown();
+    await broker?.stop();
+  });
+
+  it('row 14: database full: no ack, fault in the status, redelivered and printed after space returns', async () => {
+    const s = await stores.create({ name: 'r14', broker });
+    const full = await s.startOnline({ PRINTER_AGENT_FAULT: 'max-pages:1' });
+    // About 20 KB: it needs new pages, which the held database cannot get.
+    await s.publish(1, { customPrintContext: 'Thank you! '.repeat(1800) });
+
+    await waitFor(
+      'STORE_FULL in the status',
+      () =>
+        s.statuses.some((x) => (x.fault as { code?: string } | undefined)?.code === 'STORE_FULL'),
+      20_000,
+    );
+    // Not acknowledged: the broker delivers it again and again (each time on a new connection,
+    // since the agent drops the link to get it back).
+    await waitFor(
+      'the broker delivered it again',
+      () => s.output.split(NOT_STORED).length - 1 >= 3,
+      20_000,
+    );
+    assert.ok(full.alive, 'the daemon stays up while the disk is full');
+    assert.deepEqual(s.states(1), [], 'never stored, never reported queued');
+    assert.equal(s.emulator.tickets().length, 0);
+
+    // Space returns.
+    await s.stopAgent('SIGKILL');
+    await s.startOnline();
+    await s.waitForState(1, 'printed');
+    assert.deepEqual(s.states(1), ['queued', 'printing', 'printed']);
+    await waitFor(
+      'a status without the fault',
+      () => s.statuses.at(-1)?.online === true && s.statuses.at(-1)?.fault == null,
+      20_000,
+    );
+    assert.equal(s.prints().length, 1);
+    s.assertInvariants();
+  });
+});

@@ -1,0 +1,120 @@
+/**
+ * Fault matrix row 12, a slow link at 9600 baud (960 bytes per second), with the agent as a child
+ * process: a serial port (socat pty pair) configured at 9600 baud with the emulator's slow-link
+ * switch pacing it, and a TCP printer behind our proxy throttled to the same rate. A 50-item
+ * receipt takes several seconds to cross.
+ *
+ * Invariant: slowness is not failure: every job prints exactly once, confirmed (`printed`), with
+ * no timeout-driven `waiting`, `unconfirmed` or POSSIBLE DUPLICATE copy.
+ *
+ * Beyond the matrix: a job that spends longer on the line than the agent waits for its
+ * confirmation (15 s after the last byte left the agent, so more than ~14 KB at 9600 baud over
+ * TCP). It may end `unconfirmed` though it printed, but it is never sent again, so nothing prints
+ * twice. Known gap (reported, a `todo` test below): in `status` confirmation mode the late
+ * answer to that job's confirmation request is then taken as the next job's confirmation, so the
+ * next job is reported `printed` before it reached the paper.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { Mosquitto, skipWithoutMosquitto } from '../helpers/mosquitto.js';
+import { skipWithoutSocat, waitFor } from '../helpers/waiting.js';
+import { type FaultStore, Stores } from './harness.js';
+
+/** What the long-job scenario saw, for the todo test that follows it. */
+const longJob: { nextOnPaperWhenConfirmed: boolean | null } = { nextOnPaperWhenConfirmed: null };
+
+const BPS = 960;
+
+const bigOrder = (name: string) => ({
+  productInfo: Array.from({ length: 50 }, (_, i) => ({
+    productName: `Dish ${name} big item ${i + 1}`,
+    price: 1000 + i,
+    quantity: 1 + (i % 3),
+  })),
+});
+
+/** Publishes small, big, small orders and checks each printed once, confirmed, in order. */
+async function slowBurst(s: FaultStore): Promise<void> {
+  await waitFor('printer ready', () => s.printerState() === 'ready', 20_000);
+  await s.publish(1);
+  await s.publish(2, bigOrder(s.name));
+  await s.publish(3);
+  await s.waitForState(3, 'printed', 45_000);
+  for (const n of [1, 2, 3]) assert.deepEqual(s.states(n), ['queued', 'printing', 'printed']);
+  assert.deepEqual(s.printedOrders(), [s.orderNo(1), s.orderNo(2), s.orderNo(3)]);
+  for (const p of s.prints()) assert.deepEqual(p.markings, [], JSON.stringify(p));
+  assert.equal(s.emulator.paper.tickets.length, 3);
+  s.assertInvariants();
+}
+
+describe('row 12: slow link at 9600 baud (child process)', { skip: skipWithoutMosquitto() }, () => {
+  let broker: Mosquitto;
+  const stores = new Stores();
+
+  before(async () => {
+    broker = await Mosquitto.start();
+  });
+
+  after(async () => {
+    await stores.tearDown();
+    await broker?.stop();
+  });
+
+  it('row 12: serial port at 9600 baud: every job printed once, confirmed', {
+    skip: skipWithoutSocat(),
+  }, async () => {
+    const s = await stores.create({ name: 'r12s', broker, serialBaudRate: 9600 });
+    s.endpoint.slot.setSlowLink(BPS);
+    await s.startOnline();
+    await slowBurst(s);
+    assert.ok(
+      (s.endpoint.slot.link?.deliveredBytes ?? 0) > 5000,
+      'the big receipt crossed the slow line',
+    );
+  });
+
+  it('row 12: TCP printer behind a link throttled to 960 B/s: every job printed once, confirmed', async () => {
+    const s = await stores.create({ name: 'r12t', broker, printerProxy: { throttleBps: BPS } });
+    await s.startOnline();
+    await slowBurst(s);
+    assert.ok(s.printerProxy!.forwarded.up > 5000, 'the big receipt crossed the throttled link');
+  });
+
+  it('row 12: a job longer on the line than the confirmation wait: reported, never sent twice', async () => {
+    const s = await stores.create({ name: 'r12l', broker, printerProxy: { throttleBps: BPS } });
+    await s.startOnline();
+    await waitFor('printer ready', () => s.printerState() === 'ready', 20_000);
+    // Four copies of a 50-item receipt: about 18 KB, 19 s on the line.
+    await s.publish(1, bigOrder(s.name), { copies: 4 });
+    await waitFor(
+      'the long job reported',
+      () => s.states(1).includes('printed') || s.states(1).includes('unconfirmed'),
+      45_000,
+    );
+    const outcome = s.states(1).at(-1);
+    await s.publish(2);
+    await waitFor(
+      'the next job reported',
+      () => {
+        const done = s.states(2).includes('printed') || s.states(2).includes('unconfirmed');
+        if (done && longJob.nextOnPaperWhenConfirmed === null)
+          longJob.nextOnPaperWhenConfirmed = s.printedOrders().includes(s.orderNo(2));
+        return done;
+      },
+      45_000,
+    );
+    await waitFor('all on paper', () => s.emulator.paper.tickets.length === 5, 30_000);
+    if (process.env.FAULTS_DEBUG) console.log({ outcome, ...longJob });
+    assert.deepEqual(s.states(1), ['queued', 'printing', outcome], 'never waiting, never re-sent');
+    assert.equal(s.printsByOrder().get(s.orderNo(1))?.length, 4, 'the four copies, once');
+    assert.equal(s.printsByOrder().get(s.orderNo(2))?.length, 1);
+    for (const p of s.prints()) assert.deepEqual(p.markings, [], JSON.stringify(p));
+    s.assertInvariants();
+  });
+
+  it('row 12: the next job is confirmed only once it is on paper', {
+    todo: 'status-mode confirmation takes the late answer for the previous job (src/printer/printer.ts)',
+  }, () => {
+    assert.notEqual(longJob.nextOnPaperWhenConfirmed, false);
+  });
+});
