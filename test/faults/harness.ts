@@ -148,7 +148,14 @@ export class FaultStore {
 
   static async create(options: StoreOptions): Promise<FaultStore> {
     const store = new FaultStore(options);
-    await store.setUp();
+    try {
+      await store.setUp();
+    } catch (error) {
+      // What was started before the failure (emulator endpoint, proxies) would keep the test
+      // process alive after the failure.
+      await store.tearDown();
+      throw error;
+    }
     return store;
   }
 
