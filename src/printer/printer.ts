@@ -91,12 +91,19 @@ export function buzzer(kind: 'epson' | 'clone', times = 1, durationMs = 200): Ui
   );
 }
 
+/** GS r 1 replies have bit 4 clear (DLE EOT replies have it set) and the upper bits clear. */
+function isGsR1Reply(b: number): boolean {
+  return (b & 0xf0) === 0;
+}
+
 export class Printer {
   private queue: Promise<unknown> = Promise.resolve();
   private readonly statusTimeoutMs: number;
   private readonly chunkSize: number;
   private readonly chunkTimeoutMs: number;
   private readonly confirmTimeoutMs: number;
+  /** When the `GS r 1` of an unconfirmed job was sent, while its answer may still come. */
+  private owedSince: number | null = null;
 
   constructor(
     readonly transport: Transport,
@@ -116,7 +123,28 @@ export class Printer {
   }
 
   private async ensureOpen(): Promise<void> {
-    if (!this.transport.isOpen) await this.transport.open();
+    if (!this.transport.isOpen) {
+      await this.transport.open();
+      // A new link carries no answer to a request sent on the old one.
+      this.owedSince = null;
+    }
+  }
+
+  /**
+   * `GS r 1` answers carry no id: a late answer to an unconfirmed job would pass for the next
+   * job's confirmation and report it printed before it reached the paper. So the next job is
+   * sent only once the owed answer came, or when it is so late (twice the confirmation wait after
+   * its request) that it is taken as lost. Process-id confirmation needs none of this.
+   */
+  private async settleOwedReply(): Promise<void> {
+    if (this.owedSince === null) return;
+    const deadline = this.owedSince + 2 * this.confirmTimeoutMs;
+    this.owedSince = null;
+    while (performance.now() < deadline) {
+      const bytes = await this.transport.read(deadline - performance.now());
+      if (bytes.length === 0) return;
+      if ([...bytes].some(isGsR1Reply)) return;
+    }
   }
 
   /** One `DLE EOT n` round trip: the first status-shaped byte, or undefined on silence. */
@@ -179,6 +207,7 @@ export class Printer {
   print(job: Uint8Array): Promise<PrintOutcome> {
     return this.exclusive(async () => {
       await this.ensureOpen();
+      await this.settleOwedReply();
       const condition = await this.readStatus();
       if (
         condition.state !== 'ready' &&
@@ -211,7 +240,8 @@ export class Printer {
         throw error;
       }
       try {
-        return await this.confirm();
+        // A printer that answers no status (mute) will not answer late either: nothing is owed.
+        return await this.confirm(condition.state !== 'unknown');
       } catch (error) {
         // Every byte of the job went out; only asking for the confirmation failed.
         if (error instanceof AgentError) {
@@ -225,7 +255,7 @@ export class Printer {
     });
   }
 
-  private async confirm(): Promise<PrintOutcome> {
+  private async confirm(answersStatus: boolean): Promise<PrintOutcome> {
     const mode = this.options.confirm;
     if (mode === 'none') {
       return {
@@ -256,14 +286,14 @@ export class Printer {
       }
       return this.unanswered('process id');
     }
+    const requestedAt = performance.now();
     await this.transport.write(GS_R_1, this.chunkTimeoutMs);
     while (performance.now() < deadline) {
       const bytes = await this.transport.read(deadline - performance.now());
       if (bytes.length === 0) break;
-      // GS r 1 replies have bit 4 clear (DLE EOT replies have it set) and the upper bits clear.
-      if ([...bytes].some((b) => (b & 0xf0) === 0))
-        return { outcome: 'printed', confirmedBy: 'status' };
+      if ([...bytes].some(isGsR1Reply)) return { outcome: 'printed', confirmedBy: 'status' };
     }
+    if (answersStatus && this.transport.isOpen) this.owedSince = requestedAt;
     return this.unanswered('status');
   }
 
