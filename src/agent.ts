@@ -46,6 +46,8 @@ export interface AgentSettings {
     roles: string[];
     confirm?: ConfirmMode;
     statusIntervalMs: number;
+    /** Wait for a job's confirmation; default 15 s. */
+    confirmTimeoutMs?: number;
   }>;
   receipt: ReceiptOptions;
   lateAfterMinutes: number | null;
@@ -105,10 +107,11 @@ export class Agent {
 
     const printers: PrinterRoom[] = settings.printers.map((p) => {
       const profile = getProfile(p.profile);
-      const printer = openPrinter(p.url, {
-        realtimeStatus: profile.realtimeStatus,
-        confirm: p.confirm ?? profile.confirm,
-      });
+      const printer = openPrinter(
+        p.url,
+        { realtimeStatus: profile.realtimeStatus, confirm: p.confirm ?? profile.confirm },
+        p.confirmTimeoutMs ? { confirmTimeoutMs: p.confirmTimeoutMs } : {},
+      );
       const monitor = new PrinterMonitor(printer, { intervalMs: p.statusIntervalMs });
       const plog = log.child({ room: 'printer', printer: p.id });
       monitor.on('change', (condition) =>

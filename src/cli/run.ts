@@ -35,6 +35,7 @@ export function settingsFrom(config: AgentConfig): AgentSettings {
       roles: p.roles ?? [p.id],
       confirm: p.confirm,
       statusIntervalMs: p.statusIntervalMs,
+      confirmTimeoutMs: p.confirmTimeoutSec * 1000,
     })),
     receipt: {
       header: config.receipt.header,

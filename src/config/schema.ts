@@ -294,6 +294,12 @@ const printerSchema = z
     statusIntervalMs: wholeNumber(1000, 600000)
       .default(5000)
       .describe('Status poll interval in ms while the printer is idle.'),
+    confirmTimeoutSec: wholeNumber(2, 600)
+      .default(15)
+      .describe(
+        'Seconds to wait for the confirmation after the last byte of a job; raise it for slow ' +
+          'links or long receipts (a job still on the line when it ends is reported unconfirmed).',
+      ),
   })
   .superRefine((printer, ctx) => {
     if (printer.codepage === undefined) return;

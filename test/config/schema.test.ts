@@ -322,6 +322,7 @@ describe('config schema: defaults and the example', () => {
     assert.equal(config.keys.scheme, 'RSA-SHA256');
     assert.deepEqual(config.printers[0]!.roles, ['receipt']);
     assert.equal(config.printers[0]!.statusIntervalMs, 5000);
+    assert.equal(config.printers[0]!.confirmTimeoutSec, 15);
     assert.deepEqual(config.receipt.money, { currency: 'PHP', locale: 'en-PH', display: 'symbol' });
     assert.deepEqual(config.receipt.markings, {
       lateAfterMinutes: 15,

@@ -13,29 +13,19 @@
  * never printed again without a POSSIBLE DUPLICATE marking.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import type { Ticket } from '../../src/emulator/index.js';
-import { Mosquitto, skipWithoutMosquitto } from '../helpers/mosquitto.js';
+import { skipWithoutMosquitto } from '../helpers/mosquitto.js';
 import { waitFor } from '../helpers/waiting.js';
-import { Stores } from './harness.js';
+import { faultSuite, type Json } from './harness.js';
 
 describe('row 4: printed, confirmation lost (child process)', {
   skip: skipWithoutMosquitto(),
 }, () => {
-  let broker: Mosquitto;
-  const stores = new Stores();
-
-  before(async () => {
-    broker = await Mosquitto.start();
-  });
-
-  after(async () => {
-    await stores.tearDown();
-    await broker?.stop();
-  });
+  const env = faultSuite();
 
   it('row 4: link dropped after the cut, before the reply: reprint-marked policy applied', async () => {
-    const s = await stores.create({ name: 'r4a', broker });
+    const s = await env.stores.create({ name: 'r4a', broker: env.broker });
     await s.startOnline();
     await waitFor('printer ready', () => s.printerState() === 'ready', 15_000);
     const onTicket = (_ticket: Ticket) => {
@@ -65,7 +55,13 @@ describe('row 4: printed, confirmation lost (child process)', {
   });
 
   it('row 4: reply lost on a live link: unconfirmed, reported, not printed again', async () => {
-    const s = await stores.create({ name: 'r4b', broker });
+    const s = await env.stores.create({
+      name: 'r4b',
+      broker: env.broker,
+      configure: (c) => {
+        (c.printers as Json[])[0]!.confirmTimeoutSec = 3;
+      },
+    });
     await s.startOnline();
     await waitFor('printer ready', () => s.printerState() === 'ready', 15_000);
     const onTicket = (_ticket: Ticket) => {
@@ -74,9 +70,10 @@ describe('row 4: printed, confirmation lost (child process)', {
     };
     s.emulator.on('ticket', onTicket);
     await s.publish(1);
-    // The agent waits 15 s for the confirmation.
+    // The agent waits the configured 3 s for the confirmation.
     const unconfirmed = await s.waitForState(1, 'unconfirmed', 30_000);
     assert.equal(unconfirmed.reason?.code, 'UNCONFIRMED');
+    assert.match(unconfirmed.reason?.message ?? '', /within 3000 ms/);
     assert.deepEqual(s.states(1), ['queued', 'printing', 'unconfirmed']);
 
     // The printer answers again; the queue goes on, the unconfirmed job is not sent again.

@@ -8,31 +8,21 @@
  * the order is printed in full at least once and never twice without that marking.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { Mosquitto, skipWithoutMosquitto } from '../helpers/mosquitto.js';
+import { describe, it } from 'node:test';
+import { skipWithoutMosquitto } from '../helpers/mosquitto.js';
 import { waitFor } from '../helpers/waiting.js';
-import { Stores } from './harness.js';
+import { faultSuite } from './harness.js';
 
 /** Bytes of the receipt that reach the emulator before the kill (a receipt is about 900). */
 const KILL_AFTER = 300;
 
 describe('row 3: crash while printing (child process)', { skip: skipWithoutMosquitto() }, () => {
-  let broker: Mosquitto;
-  const stores = new Stores();
-
-  before(async () => {
-    broker = await Mosquitto.start({ persistence: true });
-  });
-
-  after(async () => {
-    await stores.tearDown();
-    await broker?.stop();
-  });
+  const env = faultSuite({ persistence: true });
 
   it('row 3: SIGKILL after N bytes reached the emulator: printed again marked POSSIBLE DUPLICATE', async () => {
-    const s = await stores.create({
+    const s = await env.stores.create({
       name: 'r3',
-      broker,
+      broker: env.broker,
       printerProxy: { throttleBps: 1000, discardOnClose: true },
     });
     const agent = await s.startOnline();

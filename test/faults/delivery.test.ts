@@ -16,31 +16,21 @@
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
-import { Mosquitto, skipWithoutMosquitto } from '../helpers/mosquitto.js';
+import { describe, it } from 'node:test';
+import { skipWithoutMosquitto } from '../helpers/mosquitto.js';
 import { waitFor } from '../helpers/waiting.js';
-import { Stores } from './harness.js';
+import { faultSuite } from './harness.js';
 
 describe('delivery: ack after commit, broker restart (child process)', {
   skip: skipWithoutMosquitto(),
 }, () => {
-  let broker: Mosquitto;
-  const stores = new Stores();
-
-  before(async () => {
-    // Persistence on: the agent's session and its queued messages survive the restart.
-    broker = await Mosquitto.start({ persistence: true });
-  });
-
-  after(async () => {
-    await stores.tearDown();
-    await broker?.stop();
-  });
+  // Persistence on: the agent's session and its queued messages survive the restart.
+  const env = faultSuite({ persistence: true });
 
   // Invariant: an instruction is acknowledged only after its job is committed, so a crash before
   // the commit leaves it with the broker, which delivers it again; it prints exactly once.
   it('row 1: killed after receiving, before the commit: not acked, redelivered, printed once', async () => {
-    const s = await stores.create({ name: 'r1', broker });
+    const s = await env.stores.create({ name: 'r1', broker: env.broker });
     const killed = await s.startOnline({ PRINTER_AGENT_FAULT: 'inbox-before-commit' });
     await s.publish(1);
     const end = await killed.exited;
@@ -60,7 +50,7 @@ describe('delivery: ack after commit, broker restart (child process)', {
 
   // Invariant: a redelivery of a committed instruction is answered `duplicate`; it prints once.
   it('row 2: killed after the commit, before the ack: redelivered, duplicate, printed once', async () => {
-    const s = await stores.create({ name: 'r2', broker });
+    const s = await env.stores.create({ name: 'r2', broker: env.broker });
     const killed = await s.startOnline({ PRINTER_AGENT_FAULT: 'after-insert' });
     await s.publish(1);
     const end = await killed.exited;
@@ -90,7 +80,7 @@ describe('delivery: ack after commit, broker restart (child process)', {
   // on a persistent broker) and none prints twice unmarked.
   it('row 5: broker restart during a burst of 200: none lost, none printed twice unmarked', async () => {
     const N = 200;
-    const s = await stores.create({ name: 'r5', broker });
+    const s = await env.stores.create({ name: 'r5', broker: env.broker });
     await s.startOnline();
 
     // First half: published, acknowledged by the broker, printing under way.
@@ -100,7 +90,7 @@ describe('delivery: ack after commit, broker restart (child process)', {
 
     // Broker restart in the middle: the second half is published while it is down or coming
     // back (mqtt.js keeps QoS 1 publishes and sends them after reconnecting).
-    const restarted = broker.restart();
+    const restarted = env.broker.restart();
     for (let n = N / 2 + 1; n <= N; n++) publishes.push(s.publish(n));
     await restarted;
     await Promise.all(publishes);
@@ -119,7 +109,7 @@ describe('delivery: ack after commit, broker restart (child process)', {
       for (let n = 1; n <= N; n++) if (!printed.has(s.orderNo(n))) missing.push(n);
       if (process.env.DELIVERY_DEBUG_DIR) {
         writeFileSync(join(process.env.DELIVERY_DEBUG_DIR, 'agent.log'), s.output);
-        writeFileSync(join(process.env.DELIVERY_DEBUG_DIR, 'broker.log'), broker.log);
+        writeFileSync(join(process.env.DELIVERY_DEBUG_DIR, 'broker.log'), env.broker.log);
       }
       const queued = new Set(s.events.filter((e) => e.state === 'queued').map((e) => e.jobId));
       throw new Error(

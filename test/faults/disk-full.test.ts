@@ -10,28 +10,18 @@
  * returns the instruction prints, once.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { Mosquitto, skipWithoutMosquitto } from '../helpers/mosquitto.js';
+import { describe, it } from 'node:test';
+import { skipWithoutMosquitto } from '../helpers/mosquitto.js';
 import { waitFor } from '../helpers/waiting.js';
-import { Stores } from './harness.js';
+import { faultSuite } from './harness.js';
 
 const NOT_STORED = 'cannot store the message: not acknowledged';
 
 describe('row 14: disk full (child process)', { skip: skipWithoutMosquitto() }, () => {
-  let broker: Mosquitto;
-  const stores = new Stores();
-
-  before(async () => {
-    broker = await Mosquitto.start({ persistence: true });
-  });
-
-  after(async () => {
-    await stores.tearDown();
-    await broker?.stop();
-  });
+  const env = faultSuite({ persistence: true });
 
   it('row 14: database full: no ack, fault in the status, redelivered and printed after space returns', async () => {
-    const s = await stores.create({ name: 'r14', broker });
+    const s = await env.stores.create({ name: 'r14', broker: env.broker });
     const full = await s.startOnline({ PRINTER_AGENT_FAULT: 'max-pages:1' });
     // About 20 KB: it needs new pages, which the held database cannot get.
     await s.publish(1, { customPrintContext: 'Thank you! '.repeat(1800) });

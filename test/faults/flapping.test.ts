@@ -9,10 +9,10 @@
  * and the agent ends up online; the daemon never exits; its memory stays bounded.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { Mosquitto, skipWithoutMosquitto } from '../helpers/mosquitto.js';
+import { describe, it } from 'node:test';
+import { skipWithoutMosquitto } from '../helpers/mosquitto.js';
 import { waitFor } from '../helpers/waiting.js';
-import { Stores } from './harness.js';
+import { faultSuite } from './harness.js';
 
 const N = 80;
 /** A generous bound: the agent idles at about 100 MB under tsx. */
@@ -20,21 +20,13 @@ const MAX_RSS_MB = 300;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-describe('row 8: flapping broker link (child process)', { skip: skipWithoutMosquitto() }, () => {
-  let broker: Mosquitto;
-  const stores = new Stores();
-
-  before(async () => {
-    broker = await Mosquitto.start({ persistence: true });
-  });
-
-  after(async () => {
-    await stores.tearDown();
-    await broker?.stop();
-  });
+describe('row 8: flapping broker link (child process)', {
+  skip: skipWithoutMosquitto(),
+}, () => {
+  const env = faultSuite({ persistence: true });
 
   it('row 8: connection reset every 1-2 s during a stream of 80: all printed, none twice unmarked', async () => {
-    const s = await stores.create({ name: 'r8', broker, brokerProxy: true });
+    const s = await env.stores.create({ name: 'r8', broker: env.broker, brokerProxy: true });
     const agent = await s.startOnline();
     const proxy = s.brokerProxy!;
 

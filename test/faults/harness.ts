@@ -22,6 +22,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { after, before } from 'node:test';
 import mqtt, { type MqttClient } from 'mqtt';
 import { agentConfigSchema } from '../../src/config/schema.js';
 import {
@@ -38,7 +39,7 @@ import { type JobEvent, type JobState, topics } from '../../src/protocol/print-p
 import { generateKeyPair, parseKey, type RsaKey } from '../../src/protocol/signing.js';
 import { deriveStoreId } from '../../src/protocol/store-id.js';
 import { ROOT } from '../helpers/cli.js';
-import type { Mosquitto } from '../helpers/mosquitto.js';
+import { Mosquitto } from '../helpers/mosquitto.js';
 import { TcpProxy, type TcpProxyOptions } from '../helpers/tcp-proxy.js';
 import { waitFor } from '../helpers/waiting.js';
 
@@ -532,4 +533,30 @@ export class Stores {
   async tearDown(): Promise<void> {
     for (const s of this.all.splice(0)) await s.tearDown();
   }
+}
+
+/**
+ * The setting of one fault test file: a Mosquitto started before its tests and the stores they
+ * create, all torn down after them. Call it inside the `describe`.
+ */
+export function faultSuite(options: { persistence?: boolean } = {}): {
+  readonly broker: Mosquitto;
+  readonly stores: Stores;
+} {
+  let broker: Mosquitto | undefined;
+  const stores = new Stores();
+  before(async () => {
+    broker = await Mosquitto.start(options);
+  });
+  after(async () => {
+    await stores.tearDown();
+    await broker?.stop();
+  });
+  return {
+    get broker() {
+      if (!broker) throw new Error('faultSuite: the broker starts in before()');
+      return broker;
+    },
+    stores,
+  };
 }

@@ -12,33 +12,23 @@
  *   twice; the same holds for a replayed `reprint` command.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { buildEnvelope } from '../../src/protocol/envelope.js';
 import { generateKeyPair, parseKey } from '../../src/protocol/signing.js';
 import { runCli } from '../helpers/cli.js';
-import { Mosquitto, skipWithoutMosquitto } from '../helpers/mosquitto.js';
+import { skipWithoutMosquitto } from '../helpers/mosquitto.js';
 import { waitFor } from '../helpers/waiting.js';
-import { Stores, serviceKey } from './harness.js';
+import { faultSuite, serviceKey } from './harness.js';
 
 const otherKey = parseKey(generateKeyPair().privatePem, 'private');
 
 describe('rows 15 and 16: hostile and replayed messages (child process)', {
   skip: skipWithoutMosquitto(),
 }, () => {
-  let broker: Mosquitto;
-  const stores = new Stores();
-
-  before(async () => {
-    broker = await Mosquitto.start({ persistence: true });
-  });
-
-  after(async () => {
-    await stores.tearDown();
-    await broker?.stop();
-  });
+  const env = faultSuite({ persistence: true });
 
   it('row 15: forged, tampered, wrong-key, wrong-store, malformed: rejected, never printed, daemon alive', async () => {
-    const s = await stores.create({ name: 'r15', broker });
+    const s = await env.stores.create({ name: 'r15', broker: env.broker });
     const agent = await s.startOnline();
     const valid = (n: number) => JSON.parse(s.envelope(s.instruction(n))) as Record<string, string>;
 
@@ -143,7 +133,7 @@ describe('rows 15 and 16: hostile and replayed messages (child process)', {
   });
 
   it('row 16: a valid message replayed later (after a restart and a purge): duplicate, not printed', async () => {
-    const s = await stores.create({ name: 'r16', broker });
+    const s = await env.stores.create({ name: 'r16', broker: env.broker });
     await s.startOnline();
     const original = s.envelope(s.instruction(1));
     await s.publishRaw(original);
@@ -188,7 +178,7 @@ describe('rows 15 and 16: hostile and replayed messages (child process)', {
   });
 
   it('row 16: a reprint command replayed: the reprint prints once, the replay is duplicate', async () => {
-    const s = await stores.create({ name: 'r16c', broker });
+    const s = await env.stores.create({ name: 'r16c', broker: env.broker });
     await s.startOnline();
     await s.publish(1);
     await s.waitForState(1, 'printed');

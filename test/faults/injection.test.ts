@@ -10,10 +10,10 @@
  * state is untouched, and the text shows the fields with their control characters removed.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import type { Ticket } from '../../src/emulator/index.js';
-import { Mosquitto, skipWithoutMosquitto } from '../helpers/mosquitto.js';
-import { Stores } from './harness.js';
+import { skipWithoutMosquitto } from '../helpers/mosquitto.js';
+import { faultSuite } from './harness.js';
 
 // Drawer kick (both pins), full and partial cut, real-time drawer pulse, real-time status,
 // Kanji mode, initialize, print mode, C1 CSI, an ANSI escape, NUL/BEL/CR/VT/FF/DEL, buzzer.
@@ -59,20 +59,10 @@ function commandsFromData(ticket: Ticket): string[] {
 describe('row 17: ESC/POS injection end to end (child process)', {
   skip: skipWithoutMosquitto(),
 }, () => {
-  let broker: Mosquitto;
-  const stores = new Stores();
-
-  before(async () => {
-    broker = await Mosquitto.start();
-  });
-
-  after(async () => {
-    await stores.tearDown();
-    await broker?.stop();
-  });
+  const env = faultSuite();
 
   it('row 17: control bytes in names, customer fields and custom content never become commands', async () => {
-    const s = await stores.create({ name: 'r17', broker });
+    const s = await env.stores.create({ name: 'r17', broker: env.broker });
     await s.startOnline();
     const stateBefore = s.emulator.state;
     const names = PAYLOADS.map((p, i) => `Dish ${i} ${p}x`);

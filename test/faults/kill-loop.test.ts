@@ -12,11 +12,11 @@
  */
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import Database from 'better-sqlite3';
-import { Mosquitto, skipWithoutMosquitto } from '../helpers/mosquitto.js';
+import { skipWithoutMosquitto } from '../helpers/mosquitto.js';
 import { waitFor } from '../helpers/waiting.js';
-import { Stores } from './harness.js';
+import { faultSuite } from './harness.js';
 
 const ORDERS = 500;
 const KILLS = 20;
@@ -37,23 +37,13 @@ function random(seed: number) {
 describe('row 19: kill loop during a burst (child process)', {
   skip: skipWithoutMosquitto(),
 }, () => {
-  let broker: Mosquitto;
-  const stores = new Stores();
-
-  before(async () => {
-    broker = await Mosquitto.start({ persistence: true });
-  });
-
-  after(async () => {
-    await stores.tearDown();
-    await broker?.stop();
-  });
+  const env = faultSuite({ persistence: true });
 
   it(`row 19: ${ORDERS} instructions, ${KILLS} SIGKILLs at random moments: all printed, extra copies marked, integrity ok (seed ${SEED})`, {
     timeout: 300_000,
   }, async () => {
     const next = random(SEED);
-    const s = await stores.create({ name: 'r19', broker });
+    const s = await env.stores.create({ name: 'r19', broker: env.broker });
     await s.startOnline();
     // The whole burst goes to the broker at once; the agent works through it while it dies.
     const publishing = Promise.all(Array.from({ length: ORDERS }, (_, i) => s.publish(i + 1)));

@@ -8,38 +8,36 @@
  * is sent twice, and a job does not block the ones behind it.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { Mosquitto, skipWithoutMosquitto } from '../helpers/mosquitto.js';
+import { describe, it } from 'node:test';
+import { skipWithoutMosquitto } from '../helpers/mosquitto.js';
 import { waitFor } from '../helpers/waiting.js';
-import { Stores } from './harness.js';
+import { faultSuite, type Json } from './harness.js';
 
 describe('row 11: printer never answers status (child process)', {
   skip: skipWithoutMosquitto(),
 }, () => {
-  let broker: Mosquitto;
-  const stores = new Stores();
-
-  before(async () => {
-    broker = await Mosquitto.start();
-  });
-
-  after(async () => {
-    await stores.tearDown();
-    await broker?.stop();
-  });
+  const env = faultSuite();
 
   it('row 11: mute printer: prints, state unknown, jobs unconfirmed, none sent twice', async () => {
-    const s = await stores.create({ name: 'r11', broker });
+    const s = await env.stores.create({
+      name: 'r11',
+      broker: env.broker,
+      // The technician's knob (printers[].confirmTimeoutSec): 3 s instead of 15 per job here.
+      configure: (c) => {
+        (c.printers as Json[])[0]!.confirmTimeoutSec = 3;
+      },
+    });
     s.emulator.setFault('mute', true);
     await s.startOnline();
     await waitFor('status unknown', () => s.printerState() === 'unknown', 15_000);
 
     await s.publish(1);
     await s.publish(2);
-    // Each job waits 15 s for a confirmation that never comes.
+    // Each job waits the configured 3 s for a confirmation that never comes.
     for (const n of [1, 2]) {
       const event = await s.waitForState(n, 'unconfirmed', 45_000);
       assert.equal(event.reason?.code, 'UNCONFIRMED');
+      assert.match(event.reason?.message ?? '', /within 3000 ms/);
       assert.deepEqual(s.states(n), ['queued', 'printing', 'unconfirmed']);
     }
     assert.deepEqual(s.printedOrders(), [s.orderNo(1), s.orderNo(2)], 'both on paper, in order');

@@ -9,28 +9,23 @@
  * published meanwhile, each order once.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { Mosquitto, skipWithoutMosquitto } from '../helpers/mosquitto.js';
+import { describe, it } from 'node:test';
+import { skipWithoutMosquitto } from '../helpers/mosquitto.js';
 import { waitFor } from '../helpers/waiting.js';
-import { Stores } from './harness.js';
+import { faultSuite } from './harness.js';
 
 describe('row 7: silent network partition (child process)', {
   skip: skipWithoutMosquitto(),
 }, () => {
-  let broker: Mosquitto;
-  const stores = new Stores();
-
-  before(async () => {
-    broker = await Mosquitto.start({ persistence: true });
-  });
-
-  after(async () => {
-    await stores.tearDown();
-    await broker?.stop();
-  });
+  const env = faultSuite({ persistence: true });
 
   it('row 7: held connection: keepalive detects it, last will published, agent recovers and prints', async () => {
-    const s = await stores.create({ name: 'r7', broker, brokerProxy: true, keepaliveSec: 5 });
+    const s = await env.stores.create({
+      name: 'r7',
+      broker: env.broker,
+      brokerProxy: true,
+      keepaliveSec: 5,
+    });
     const agent = await s.startOnline();
     await s.publish(1);
     await s.waitForState(1, 'printed');

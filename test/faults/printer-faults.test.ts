@@ -8,11 +8,11 @@
  * prints, once, in the order the instructions arrived.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import type { FaultName } from '../../src/emulator/index.js';
-import { Mosquitto, skipWithoutMosquitto } from '../helpers/mosquitto.js';
+import { skipWithoutMosquitto } from '../helpers/mosquitto.js';
 import { waitFor } from '../helpers/waiting.js';
-import { Stores } from './harness.js';
+import { faultSuite } from './harness.js';
 
 const CASES: Array<{ fault: FaultName; code: string; state: string }> = [
   { fault: 'paper-out', code: 'PAPER_OUT', state: 'paper-out' },
@@ -23,20 +23,10 @@ const CASES: Array<{ fault: FaultName; code: string; state: string }> = [
 describe('row 9: printer faults hold the queue (child process)', {
   skip: skipWithoutMosquitto(),
 }, () => {
-  let broker: Mosquitto;
-  const stores = new Stores();
-
-  before(async () => {
-    broker = await Mosquitto.start();
-  });
-
-  after(async () => {
-    await stores.tearDown();
-    await broker?.stop();
-  });
+  const env = faultSuite();
 
   it('row 9: paper out, cover open, offline: waiting with the reason, then all print in order', async () => {
-    const s = await stores.create({ name: 'r9', broker });
+    const s = await env.stores.create({ name: 'r9', broker: env.broker });
     await s.startOnline();
     let n = 0;
     for (const { fault, code, state } of CASES) {

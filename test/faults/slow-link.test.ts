@@ -15,10 +15,10 @@
  * covers the same at unit level).
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { Mosquitto, skipWithoutMosquitto } from '../helpers/mosquitto.js';
+import { describe, it } from 'node:test';
+import { skipWithoutMosquitto } from '../helpers/mosquitto.js';
 import { skipWithoutSocat, waitFor } from '../helpers/waiting.js';
-import { type FaultStore, Stores } from './harness.js';
+import { type FaultStore, faultSuite } from './harness.js';
 
 /** What the long-job scenario saw, for the todo test that follows it. */
 const longJob: { nextOnPaperWhenConfirmed: boolean | null } = { nextOnPaperWhenConfirmed: null };
@@ -48,22 +48,12 @@ async function slowBurst(s: FaultStore): Promise<void> {
 }
 
 describe('row 12: slow link at 9600 baud (child process)', { skip: skipWithoutMosquitto() }, () => {
-  let broker: Mosquitto;
-  const stores = new Stores();
-
-  before(async () => {
-    broker = await Mosquitto.start();
-  });
-
-  after(async () => {
-    await stores.tearDown();
-    await broker?.stop();
-  });
+  const env = faultSuite();
 
   it('row 12: serial port at 9600 baud: every job printed once, confirmed', {
     skip: skipWithoutSocat(),
   }, async () => {
-    const s = await stores.create({ name: 'r12s', broker, serialBaudRate: 9600 });
+    const s = await env.stores.create({ name: 'r12s', broker: env.broker, serialBaudRate: 9600 });
     s.endpoint.slot.setSlowLink(BPS);
     await s.startOnline();
     await slowBurst(s);
@@ -74,14 +64,22 @@ describe('row 12: slow link at 9600 baud (child process)', { skip: skipWithoutMo
   });
 
   it('row 12: TCP printer behind a link throttled to 960 B/s: every job printed once, confirmed', async () => {
-    const s = await stores.create({ name: 'r12t', broker, printerProxy: { throttleBps: BPS } });
+    const s = await env.stores.create({
+      name: 'r12t',
+      broker: env.broker,
+      printerProxy: { throttleBps: BPS },
+    });
     await s.startOnline();
     await slowBurst(s);
     assert.ok(s.printerProxy!.forwarded.up > 5000, 'the big receipt crossed the throttled link');
   });
 
   it('row 12: a job longer on the line than the confirmation wait: reported, never sent twice', async () => {
-    const s = await stores.create({ name: 'r12l', broker, printerProxy: { throttleBps: BPS } });
+    const s = await env.stores.create({
+      name: 'r12l',
+      broker: env.broker,
+      printerProxy: { throttleBps: BPS },
+    });
     await s.startOnline();
     await waitFor('printer ready', () => s.printerState() === 'ready', 20_000);
     // Four copies of a 50-item receipt: about 18 KB, 19 s on the line.

@@ -9,29 +9,19 @@
  * marked POSSIBLE DUPLICATE, then the rest in order, each once.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { listenTcp } from '../../src/emulator/index.js';
-import { Mosquitto, skipWithoutMosquitto } from '../helpers/mosquitto.js';
+import { skipWithoutMosquitto } from '../helpers/mosquitto.js';
 import { waitFor } from '../helpers/waiting.js';
-import { Stores } from './harness.js';
+import { faultSuite } from './harness.js';
 
 describe('row 10: printer unplugged mid-job (child process)', {
   skip: skipWithoutMosquitto(),
 }, () => {
-  let broker: Mosquitto;
-  const stores = new Stores();
-
-  before(async () => {
-    broker = await Mosquitto.start();
-  });
-
-  after(async () => {
-    await stores.tearDown();
-    await broker?.stop();
-  });
+  const env = faultSuite();
 
   it('row 10: endpoint closed mid-job: waiting, then printed again marked after the replug', async () => {
-    const s = await stores.create({ name: 'r10', broker });
+    const s = await env.stores.create({ name: 'r10', broker: env.broker });
     await s.startOnline();
     await waitFor('printer ready', () => s.printerState() === 'ready', 15_000);
     const port = s.tcp.port;
