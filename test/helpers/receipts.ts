@@ -71,3 +71,36 @@ export const GOLDEN_CASES: GoldenCase[] = [
     options: receiptOptions({ money: { currency: 'PHP', locale: 'en-PH', display: 'code' } }),
   },
 ];
+
+/**
+ * ESC/POS commands a hostile or careless text field could carry, written from the command
+ * reference: drawer kick (both pins), full and partial cut, real-time drawer pulse, real-time
+ * status, Kanji mode, initialize, print mode, a C1 CSI, an ANSI escape, NUL/BEL/CR/VT/FF/DEL.
+ */
+export const ESC_POS_PAYLOADS: readonly string[] = [
+  '\x1Bp\x00\x19\xFA',
+  '\x1Bp\x01\x32\x32',
+  '\x1DV\x00',
+  '\x1DVB\x00',
+  '\x10\x14\x01\x00\x05',
+  '\x10\x04\x01',
+  '\x1C&',
+  '\x1B@',
+  '\x1B!\x30',
+  '\x9B31m',
+  '\x1B[31m',
+  '\x00\x07\r\x0B\x0C\x7F',
+];
+
+/**
+ * What the sanitizer must make of a single-line field, written independently of the code under
+ * test: a line break (CR, LF, CRLF) becomes a space, every other control character goes.
+ */
+export function stripControls(text: string): string {
+  return (
+    text
+      .replace(/\r\n|\r|\n/g, ' ')
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: the test's own definition of control characters
+      .replace(/[\x00-\x1F\x7F-\x9F]/g, '')
+  );
+}

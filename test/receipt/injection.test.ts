@@ -10,37 +10,9 @@ import { orderRecordSchema } from '../../src/protocol/order-record.js';
 import { printInstructionSchema } from '../../src/protocol/print-protocol.js';
 import { getProfile, loadProfiles } from '../../src/receipt/profile.js';
 import { type ReceiptSource, renderReceipt } from '../../src/receipt/render.js';
-import { STORE_OPTIONS } from '../helpers/receipts.js';
+import { ESC_POS_PAYLOADS, STORE_OPTIONS, stripControls } from '../helpers/receipts.js';
 
-// Written from the command reference: drawer kick, cut, real-time pulse, CJK mode, init, print
-// mode, a C1 CSI, an ANSI escape, and NUL/BEL/CR/VT/FF.
-const PAYLOADS = [
-  '\x1Bp\x00\x19\xFA',
-  '\x1Bp\x01\x32\x32',
-  '\x1DV\x00',
-  '\x1DVB\x00',
-  '\x10\x14\x01\x00\x05',
-  '\x10\x04\x01',
-  '\x1C&',
-  '\x1B@',
-  '\x1B!\x30',
-  '\x9B31m',
-  '\x1B[31m',
-  '\x00\x07\r\x0B\x0C\x7F',
-];
-
-/**
- * What the sanitizer must do to a single-line field, written here independently of the code under
- * test: a line break (CR, LF, CRLF) becomes a space, every other control character goes.
- */
-function stripControls(text: string): string {
-  return (
-    text
-      .replace(/\r\n|\r|\n/g, ' ')
-      // biome-ignore lint/suspicious/noControlCharactersInRegex: the test's own definition of control characters
-      .replace(/[\x00-\x1F\x7F-\x9F]/g, '')
-  );
-}
+const PAYLOADS = ESC_POS_PAYLOADS;
 
 function instruction(textOf: (base: string, i: number) => string): ReceiptSource {
   const t = textOf;
