@@ -58,6 +58,17 @@ export interface AgentSettings {
   retentionDays: number;
   /** Catch-up through the order query API (print-protocol §8); absent or null: off. */
   catchUp?: CatchUpSettings | null;
+  /** The anti-replay age of MQTT instructions (print-protocol v1.1 §4); default 7 days, detect. */
+  freshness?: FreshnessSettings;
+}
+
+export interface FreshnessSettings {
+  /** An instruction whose createTime is older than this is stored failed with STALE_ORDER. */
+  maxAgeMs: number;
+  /** Whether the system clock can be trusted for the rule (config `freshness.clock`). */
+  clock: 'detect' | 'synchronized' | 'unsynchronized';
+  /** IANA zone of the service's createTime; default the host's. */
+  timeZone?: string;
 }
 
 export interface CatchUpSettings {
@@ -76,6 +87,15 @@ export interface CatchUpSettings {
   timeoutMs?: number;
   /** Tests run the query spacing on a virtual clock. */
   clock?: Clock;
+  /** PEM CA file that verifies the service's certificate (https); default the system CAs. */
+  caFile?: string;
+  /** print-protocol §8: answers must carry a valid X-Signature (default), or `off` (https only). */
+  responseSignature?: 'required' | 'off';
+  /** Lab switch: http:// to a host other than loopback; warned about at every round. */
+  allowInsecureHttp?: boolean;
+  /** This store's restaurant and branch at the service: records for others are refused. */
+  restaurantNo?: string;
+  branchIdentifier?: string;
 }
 
 interface PrinterRoom {

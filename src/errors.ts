@@ -88,7 +88,25 @@ export const ERROR_CODES = {
   },
   STALE_ORDER: {
     retryable: false,
-    summary: 'catch-up found the order older than catchUp.maxAgeMinutes: reported, not printed',
+    summary:
+      'the order is older than the anti-replay age (freshness.maxAgeDays) or, pulled by catch-up, than catchUp.maxAgeMinutes: reported, not printed',
+  },
+  // Routing, paper length and the clock (print-protocol v1.1 §4, §9). The last two are warnings
+  // carried by job events (`warnings`): the job went on.
+  NO_PRINTER_FOR_ROLE: {
+    retryable: true,
+    summary:
+      'no configured printer serves the role the job names: it waits, counted in the status, and prints once a printer with that role is configured',
+  },
+  CONTENT_CUT: {
+    retryable: false,
+    summary:
+      'free text (custom print content, remark) was longer than the receipt allows: cut, marked on the paper and reported',
+  },
+  CLOCK_UNSYNCHRONIZED: {
+    retryable: false,
+    summary:
+      "the system clock is not known to be synchronized: the instruction's age was not checked",
   },
   // Command line and input files.
   INPUT_INVALID: { retryable: false, summary: 'a command-line argument or input file is invalid' },

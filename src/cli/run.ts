@@ -49,6 +49,11 @@ export function settingsFrom(config: AgentConfig): AgentSettings {
     statusIntervalMs: 30_000,
     retentionDays: config.retention.printedDays,
     catchUp: catchUpSettings(config),
+    freshness: {
+      maxAgeMs: config.freshness.maxAgeDays * 24 * 60 * 60_000,
+      clock: config.freshness.clock,
+      ...(config.catchUp.timeZone !== undefined ? { timeZone: config.catchUp.timeZone } : {}),
+    },
   };
 }
 
@@ -66,6 +71,11 @@ function catchUpSettings(config: AgentConfig): AgentSettings['catchUp'] {
     maxAgeMs: c.maxAgeMinutes * 60_000,
     windowMs: c.windowMinutes * 60_000,
     ...(c.timeZone !== undefined ? { timeZone: c.timeZone } : {}),
+    ...(c.caFile !== undefined ? { caFile: c.caFile } : {}),
+    responseSignature: c.responseSignature,
+    allowInsecureHttp: c.allowInsecureHttp,
+    ...(c.restaurantNo !== undefined ? { restaurantNo: c.restaurantNo } : {}),
+    ...(c.branchIdentifier !== undefined ? { branchIdentifier: c.branchIdentifier } : {}),
   };
 }
 

@@ -141,6 +141,7 @@ export function resolveConfig(
     ['mqtt.tls.caFile', file.mqtt.tls.caFile],
     ['mqtt.tls.certFile', file.mqtt.tls.certFile],
     ['mqtt.tls.keyFile', file.mqtt.tls.keyFile],
+    ['catchUp.caFile', file.catchUp.caFile],
   ];
   for (const [path, value] of mustRead) {
     if (value === undefined) continue;
@@ -193,6 +194,7 @@ export function resolveConfig(
     receipt: file.receipt,
     stateDir: file.stateDir,
     catchUp: file.catchUp,
+    freshness: file.freshness,
     retention: file.retention,
     logLevel: file.logLevel,
   };

@@ -55,6 +55,7 @@ export const PATH_FIELDS = [
   'mqtt.tls.keyFile',
   'keys.servicePublicKeyFile',
   'keys.storePrivateKeyFile',
+  'catchUp.caFile',
   'stateDir',
 ] as const;
 
@@ -392,11 +393,70 @@ const catchUpSchema = z
       .refine(isTimeZone, 'must be an IANA time zone such as Asia/Manila')
       .optional()
       .describe(
-        "IANA zone of the service's createTime, for time ranges and the stale check. " +
-          'Default: the host time zone.',
+        "IANA zone of the service's createTime, for time ranges, the stale check and the " +
+          'anti-replay age of instructions (freshness). Default: the host time zone.',
+      ),
+    caFile: filePath()
+      .optional()
+      .describe(
+        "PEM file of the CA that signed the order service's certificate (default: the system " +
+          'CAs). https only.',
+      ),
+    responseSignature: z
+      .enum(['required', 'off'], { error: 'must be one of "required", "off"' })
+      .default('required')
+      .describe(
+        'required: every query answer must carry X-Signature, the service key over the exact ' +
+          'body (print-protocol §8), else it is refused. off: for a service that does not sign; ' +
+          'allowed over https only.',
+      ),
+    allowInsecureHttp: z
+      .boolean({ error: typeError('true or false') })
+      .default(false)
+      .describe(
+        'Lab switch: allow an http:// baseUrl to a host other than loopback. Anyone on the path ' +
+          'could then print receipts; logged as a warning at every round. Never in a store.',
+      ),
+    restaurantNo: z
+      .string({ error: typeError('a string') })
+      .min(1, 'must not be empty')
+      .max(64, 'must be at most 64 characters')
+      .optional()
+      .describe(
+        "This store's restaurantNo at the order service: records for another restaurant are refused.",
+      ),
+    branchIdentifier: z
+      .string({ error: typeError('a string') })
+      .min(1, 'must not be empty')
+      .max(64, 'must be at most 64 characters')
+      .optional()
+      .describe(
+        "This store's branchIdentifier at the order service: records for another branch are refused.",
       ),
   })
   .describe('Catch-up through the order service query API (order-api 4.1).');
+
+export const CLOCK_MODES = ['detect', 'synchronized', 'unsynchronized'] as const;
+
+const freshnessSchema = z
+  .strictObject({
+    maxAgeDays: wholeNumber(1, 90, 'shorter than the dedupe ledger keeps an order')
+      .default(7)
+      .describe(
+        'Anti-replay age (print-protocol §4): an MQTT instruction whose createTime is older is ' +
+          'stored failed with STALE_ORDER and reported, not printed (`jobs retry` prints it).',
+      ),
+    clock: z
+      .enum(CLOCK_MODES, { error: `must be one of ${CLOCK_MODES.join(', ')}` })
+      .default('detect')
+      .describe(
+        'Whether the system clock can be trusted for the age rule. detect: ask the system ' +
+          '(systemd-timesyncd, timedatectl); synchronized: always (a real-time clock); ' +
+          'unsynchronized: never check the age. While not known synchronized the rule is skipped ' +
+          'and job events say so (CLOCK_UNSYNCHRONIZED): a wrong clock never drops a receipt.',
+      ),
+  })
+  .describe('How old an instruction may be before it is treated as a replay.');
 
 const retentionSchema = z
   .strictObject({
@@ -445,6 +505,7 @@ const baseSchema = z.strictObject({
     .default(DEFAULT_STATE_DIR)
     .describe('Folder of the job database (systemd StateDirectory=printer-agent).'),
   catchUp: catchUpSchema.prefault({}),
+  freshness: freshnessSchema.prefault({}),
   retention: retentionSchema.prefault({}),
   logLevel: z
     .enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` })

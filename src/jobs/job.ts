@@ -3,7 +3,7 @@
  * produces. Times are milliseconds since the epoch on the agent's clock: integers compare and
  * subtract cheaply in SQL (queue age, next attempt, retention).
  */
-import type { JobEvent, JobState } from '../protocol/print-protocol.js';
+import type { JobState, NewJobEvent } from '../protocol/print-protocol.js';
 import type { ReceiptMarkings } from '../receipt/model.js';
 
 export const JOB_SOURCES = ['mqtt', 'catch-up', 'command', 'local'] as const;
@@ -148,8 +148,8 @@ export function jobEvent(
   state: JobState,
   at: number,
   reason: JobReason | null,
-): JobEvent {
-  const event: JobEvent = {
+): NewJobEvent {
+  const event: NewJobEvent = {
     jobId: job.jobId,
     orderNo: job.orderNo,
     state,

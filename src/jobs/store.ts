@@ -29,8 +29,8 @@ import type { OrderRecord } from '../protocol/order-record.js';
 import type {
   AgentStatus,
   Command,
-  JobEvent,
   JobState,
+  NewJobEvent,
   PrintInstruction,
 } from '../protocol/print-protocol.js';
 import { DEFAULT_PRINTER_ROLE } from '../protocol/print-protocol.js';
@@ -339,7 +339,10 @@ export class JobStore extends EventEmitter<StoreEvents> {
    * reprint of an order without a stored receipt throws JOB_NOT_FOUND.
    */
   enqueueCommand(
-    command: Extract<Command, { type: 'reprint' | 'test-print' }>,
+    // The inbox checked storeId already; local callers (tests, the CLI) need not invent one.
+    command:
+      | (Omit<Extract<Command, { type: 'reprint' }>, 'storeId'> & { storeId?: string })
+      | (Omit<Extract<Command, { type: 'test-print' }>, 'storeId'> & { storeId?: string }),
     options: { raw?: string; defaultPrinter?: string } = {},
   ): InsertResult {
     const payload = options.raw ?? JSON.stringify(command);
@@ -533,7 +536,7 @@ export class JobStore extends EventEmitter<StoreEvents> {
   }
 
   /** A job event for a message that never became a job (e.g. `rejected`, print-protocol §3). */
-  recordEvent(event: JobEvent): void {
+  recordEvent(event: NewJobEvent): void {
     this.write('recording an event', () => this.addOutbox('job', event, this.now()));
     this.emit('outbox');
   }
@@ -909,10 +912,18 @@ export class JobStore extends EventEmitter<StoreEvents> {
     });
   }
 
+  /**
+   * A job event gets its `eventId` here (print-protocol v1.1 §6): written with the event, so every
+   * redelivery of it carries the same id and no two events share one.
+   */
   private addOutbox(kind: 'job' | 'status', payload: unknown, now: number): void {
+    const body =
+      kind === 'job' && typeof payload === 'object' && payload !== null
+        ? { eventId: randomUUID(), ...payload }
+        : payload;
     this.statement('INSERT INTO outbox (kind, payload, created_at) VALUES (?, ?, ?)').run(
       kind,
-      JSON.stringify(payload),
+      JSON.stringify(body),
       now,
     );
   }

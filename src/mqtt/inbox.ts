@@ -17,7 +17,7 @@ import { openEnvelope } from '../protocol/envelope.js';
 import {
   type Command,
   commandSchema,
-  type JobEvent,
+  type NewJobEvent,
   printInstructionSchema,
 } from '../protocol/print-protocol.js';
 import type { RsaKey, SignatureScheme } from '../protocol/signing.js';
@@ -47,7 +47,7 @@ export class Inbox {
     private readonly log: Logger,
   ) {}
 
-  private event(partial: Partial<JobEvent> & Pick<JobEvent, 'state'>): JobEvent {
+  private event(partial: Partial<NewJobEvent> & Pick<NewJobEvent, 'state'>): NewJobEvent {
     return {
       jobId: null,
       orderNo: null,

@@ -21,6 +21,7 @@ import {
   PROMO_DISCOUNT_TYPE,
   TRANSACTION_FEE_TYPE,
 } from './codes.js';
+import { FREE_TEXT_MAX_CHARS } from './limits.js';
 import { timestamp } from './time.js';
 import { cents, charCount, code, int, text, typeError } from './validation.js';
 
@@ -82,8 +83,15 @@ const createParamsObject = z.object({
   userName: optText(L.userName),
   userPhone: optText(L.userPhone),
   userAddress: optText(L.userAddress),
-  // No length is given for it; the envelope size limit bounds it.
-  customPrintContext: z.string({ error: 'must be a string' }).nullish(),
+  // order-api 2.9 gives no length: ours (print-protocol v1.1 §9), enforced by the service and the
+  // agent alike; on paper it is further cut at FREE_TEXT_MAX_LINES lines (marked and reported).
+  customPrintContext: z
+    .string({ error: 'must be a string' })
+    .refine(
+      (value) => charCount(value) <= FREE_TEXT_MAX_CHARS,
+      `must be at most ${FREE_TEXT_MAX_CHARS} characters`,
+    )
+    .nullish(),
   paymentChannel: optText(L.paymentChannel),
   paymentTransactionId: text(L.paymentTransactionId.min, L.paymentTransactionId.max),
   paymentAmount: amount(),

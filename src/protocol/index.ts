@@ -2,6 +2,7 @@
 export * from './codes.js';
 export * from './create-params.js';
 export * from './envelope.js';
+export * from './limits.js';
 export * from './money.js';
 export * from './order-record.js';
 export * from './param-schemas.js';

@@ -1,16 +1,17 @@
 /**
- * Our MQTT contract (print-protocol.md, version v1): topics, the print instruction, commands, job
- * events and status. The instruction's `order` is validated with the create-parameter schema.
+ * Our MQTT contract (print-protocol.md, version v1 amended as v1.1): topics, the print
+ * instruction, commands, job events and status. The instruction's `order` is validated with the
+ * create-parameter schema.
  */
 import { z } from 'zod';
 import { createParamsSchema } from './create-params.js';
+import { DEFAULT_MAX_MESSAGE_BYTES } from './limits.js';
 import { timestamp } from './time.js';
 import { int, text } from './validation.js';
 
 export const PROTOCOL_VERSION = 'v1';
 export const DEFAULT_TOPIC_PREFIX = 'printer-agent/v1';
-/** print-protocol §3: default size limit of a message body. */
-export const DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024;
+export { DEFAULT_MAX_MESSAGE_BYTES };
 export const DEFAULT_PRINTER_ROLE = 'receipt';
 
 /** print-protocol §2. The storeKey never appears in a topic: only the derived storeId does. */
@@ -30,8 +31,18 @@ const printerRole = () =>
     .string({ error: 'must be a string' })
     .regex(/^[A-Za-z0-9._-]{1,64}$/, 'must be 1 to 64 letters, digits, dot, dash or underscore');
 
-/** print-protocol §4. */
+/** print-protocol §1: a store's id on the broker (a topic level). */
+export const storeIdSchema = z
+  .string({ error: 'must be a string' })
+  .regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1 to 64 letters, digits, dash or underscore');
+
+/**
+ * print-protocol §4, as stored and rendered: `storeId` is optional here, because jobs stored by an
+ * agent before v1.1 and instruction files given to `render` do not carry it. What arrives over
+ * MQTT is opened with `inboundInstructionSchema`, which requires it.
+ */
 export const printInstructionSchema = z.object({
+  storeId: storeIdSchema.optional(),
   jobId: id(),
   orderNo: id(),
   pickUpNo: text(1, 50).nullish(),
@@ -44,21 +55,37 @@ export const printInstructionSchema = z.object({
 export type PrintInstruction = z.output<typeof printInstructionSchema>;
 export type PrintInstructionInput = z.input<typeof printInstructionSchema>;
 
+/**
+ * print-protocol v1.1 §4: an instruction received over MQTT names its store inside the signed
+ * param, so a genuine instruction for one store cannot be re-wrapped in another store's envelope.
+ * The inbox compares it with its own storeId (IDENTITY_MISMATCH when it differs).
+ */
+export const inboundInstructionSchema = printInstructionSchema.extend({ storeId: storeIdSchema });
+
 export const COMMAND_TYPES = ['reprint', 'test-print', 'status'] as const;
 export type CommandType = (typeof COMMAND_TYPES)[number];
 
-/** print-protocol §5. Unknown types are rejected, not ignored. */
+/**
+ * print-protocol §5. Unknown types are rejected, not ignored. v1.1: `storeId` inside the signed
+ * param, checked by the agent like an instruction's.
+ */
 export const commandSchema = z.discriminatedUnion(
   'type',
   [
     z.object({
+      storeId: storeIdSchema,
       commandId: id(),
       type: z.literal('reprint'),
       orderNo: id(),
       printer: printerRole().optional(),
     }),
-    z.object({ commandId: id(), type: z.literal('test-print'), printer: printerRole().optional() }),
-    z.object({ commandId: id(), type: z.literal('status') }),
+    z.object({
+      storeId: storeIdSchema,
+      commandId: id(),
+      type: z.literal('test-print'),
+      printer: printerRole().optional(),
+    }),
+    z.object({ storeId: storeIdSchema, commandId: id(), type: z.literal('status') }),
   ],
   { error: `must be one of ${COMMAND_TYPES.join(', ')}` },
 );
@@ -86,6 +113,11 @@ const reasonSchema = z.object({
  * `commandId` is set instead of `orderNo` semantics when the event answers a command.
  */
 export const jobEventSchema = z.object({
+  /**
+   * v1.1: unique per event, identical on every redelivery of it (it is written with the event into
+   * the outbox), so consumers count distinct events under QoS 1's at-least-once delivery.
+   */
+  eventId: z.string().min(1),
   jobId: z.string().nullable(),
   commandId: z.string().nullish(),
   orderNo: z.string().nullable(),
@@ -96,8 +128,15 @@ export const jobEventSchema = z.object({
   reason: reasonSchema.nullable(),
   /** Markings printed on this copy (REPRINT, POSSIBLE DUPLICATE, LATE); empty when none. */
   markings: z.array(z.string()).optional(),
+  /**
+   * Things the service should know that did not stop the job: e.g. CONTENT_CUT (free text cut at
+   * the receipt's maximum length), CLOCK_UNSYNCHRONIZED (the age check was skipped).
+   */
+  warnings: z.array(reasonSchema).optional(),
 });
 export type JobEvent = z.output<typeof jobEventSchema>;
+/** A job event before the job store gives it its `eventId` (when it writes it to the outbox). */
+export type NewJobEvent = Omit<JobEvent, 'eventId'>;
 
 export const PRINTER_STATES = [
   'ready',
@@ -130,7 +169,20 @@ export const statusSchema = z.discriminatedUnion('online', [
     storeId: z.string(),
     agent: z.object({ version: z.string(), startedAt: z.iso.datetime() }),
     printers: z.array(printerStatusSchema),
-    /** Set while the agent cannot accept work (e.g. its database is full): code and message. */
+    /**
+     * print-protocol v1.1 §4: jobs for roles no configured printer serves (NO_PRINTER_FOR_ROLE),
+     * per role; absent when there are none.
+     */
+    unrouted: z
+      .array(
+        z.object({
+          role: z.string(),
+          pending: int(0, Number.MAX_SAFE_INTEGER),
+          oldestPendingSec: int(0, Number.MAX_SAFE_INTEGER),
+        }),
+      )
+      .optional(),
+    /** Set while the agent cannot work normally (database full or failing...): code and message. */
     fault: reasonSchema.nullish(),
     at: z.iso.datetime(),
   }),

@@ -58,7 +58,13 @@ export class Mosquitto {
     return `mqtt://127.0.0.1:${this.port}`;
   }
 
-  static async start(options: { persistence?: boolean } = {}): Promise<Mosquitto> {
+  /**
+   * `extraConfig` lines go after the listener line, so listener options (TLS files,
+   * `require_certificate`...) apply to it; global ones (`message_size_limit`) work too.
+   */
+  static async start(
+    options: { persistence?: boolean; extraConfig?: readonly string[] } = {},
+  ): Promise<Mosquitto> {
     const binary = mosquittoPath();
     if (!binary) throw new Error(MOSQUITTO_SKIP);
     const dir = mkdtempSync(join(tmpdir(), 'pa-mosquitto-'));
@@ -76,6 +82,7 @@ export class Mosquitto {
         options.persistence ? `persistence_location ${dir}/` : '',
         'log_dest stdout',
         'max_queued_messages 10000',
+        ...(options.extraConfig ?? []),
         '',
       ].join('\n'),
     );

@@ -1,0 +1,72 @@
+/**
+ * The one set of limits both sides enforce (print-protocol v1.1 §9 "limits agree end to end"):
+ * the reference order service refuses a create that breaks one, and the agent refuses (or, for
+ * paper length, cuts and reports) what breaks the same bound. Each number is written once, here,
+ * and documented in docs/decisions.md and the README.
+ */
+
+/** print-protocol §3: default size limit of an MQTT message body (the agents' limit). */
+export const DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024;
+
+/**
+ * The MQTT 5 `maximumPacketSize` the agent asks the broker for. Well above the message limit on
+ * purpose: an MQTT 5 broker silently drops a packet larger than the client's maximum, and the
+ * agent must still see an oversized instruction to report it (`rejected`, TOO_LARGE, with its
+ * orderNo when the signature holds). Never below 1 MiB; twice the message limit when that is more.
+ */
+export function mqttMaxPacketBytes(maxMessageBytes: number): number {
+  return Math.max(1024 * 1024, 2 * maxMessageBytes);
+}
+
+/** print-protocol §9: JSON nested deeper than this is refused before anything walks it. */
+export const MAX_JSON_DEPTH = 32;
+
+/**
+ * Free text the merchant writes (`customPrintContext`) and the remark of an order record: at most
+ * this many characters (code points). order-api 2.9 gives no length; this is ours.
+ */
+export const FREE_TEXT_MAX_CHARS = 2000;
+
+/**
+ * Paper: a free-text block (custom print content, remark) prints at most this many lines once
+ * laid out; the rest is cut, the cut is marked on the receipt and reported (CONTENT_CUT). Items,
+ * amounts and payment lines are never cut.
+ */
+export const FREE_TEXT_MAX_LINES = 40;
+
+/** print-protocol §8: a catch-up response body is read up to this many bytes, never more. */
+export const QUERY_RESPONSE_MAX_BYTES = 4 * 1024 * 1024;
+
+/**
+ * The deepest nesting of arrays and objects in a JSON text, scanning at most until `limit` is
+ * passed (so a hostile 20,000-deep text costs one pass and no recursion). Strings are skipped with
+ * their escapes, so brackets inside them do not count. The text need not be valid JSON: this runs
+ * before `JSON.parse`, which reports syntax itself.
+ */
+export function jsonDepth(text: string, limit = Number.POSITIVE_INFINITY): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c /* \ */) i++;
+      else if (c === 0x22 /* " */) inString = false;
+      continue;
+    }
+    if (c === 0x22) inString = true;
+    else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
+      depth++;
+      if (depth > deepest) {
+        deepest = depth;
+        if (deepest > limit) return deepest;
+      }
+    } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) depth--;
+  }
+  return deepest;
+}
+
+/** True when `text` nests arrays/objects deeper than `max` (default MAX_JSON_DEPTH). */
+export function tooDeep(text: string, max = MAX_JSON_DEPTH): boolean {
+  return jsonDepth(text, max) > max;
+}
