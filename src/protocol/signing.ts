@@ -152,3 +152,38 @@ export function verifyParam(
     return false;
   }
 }
+
+/**
+ * print-protocol v1.1 §8: the header that carries the service's signature of a query response
+ * body, `X-Signature: <base64>`, the configured scheme over the exact body bytes.
+ */
+export const RESPONSE_SIGNATURE_HEADER = 'x-signature';
+
+/** Signs exact bytes (a response body as sent); returns standard base64. */
+export function signBytes(
+  bytes: Uint8Array,
+  key: RsaKey,
+  scheme: SignatureScheme = DEFAULT_SIGNATURE_SCHEME,
+): string {
+  if (key.kind !== 'private') {
+    throw new AgentError('KEY_INVALID', `${key.source}: signing needs a private key`);
+  }
+  return withScheme(key, scheme).sign(Buffer.from(bytes), 'base64');
+}
+
+/** True when `sign` is a valid signature of exactly `bytes` (a response body as received). */
+export function verifyBytes(
+  bytes: Uint8Array,
+  sign: string,
+  key: RsaKey,
+  scheme: SignatureScheme = DEFAULT_SIGNATURE_SCHEME,
+): boolean {
+  if (!BASE64.test(sign)) return false;
+  const signature = Buffer.from(sign, 'base64');
+  if (signature.length !== Math.ceil(key.bits / 8)) return false;
+  try {
+    return withScheme(key, scheme).verify(Buffer.from(bytes), signature);
+  } catch {
+    return false;
+  }
+}
