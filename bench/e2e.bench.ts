@@ -30,6 +30,7 @@ import {
 } from '../src/protocol/print-protocol.js';
 import { generateKeyPair, parseKey } from '../src/protocol/signing.js';
 import { deriveStoreId } from '../src/protocol/store-id.js';
+import { formatTimestamp } from '../src/protocol/time.js';
 import { receiptOptions } from '../src/receipt/options.js';
 import { getProfile } from '../src/receipt/profile.js';
 import { renderReceipt } from '../src/receipt/render.js';
@@ -44,12 +45,14 @@ const OPTIONS = receiptOptions({ header: ['BENCH STORE'] });
 const RELAY_TOPIC = 'bench/relay/print';
 const WAIT_MS = 180_000;
 
+/** For this store (print-protocol v1.1 §4), created now (the agent's anti-replay age passes). */
 function instruction(n: number): PrintInstruction {
   return printInstructionSchema.parse({
+    storeId: deriveStoreId(APP_ID, STORE_KEY),
     jobId: `P-${n}`,
     orderNo: `O-${n}`,
     pickUpNo: `A${String(n % 1000).padStart(3, '0')}`,
-    createTime: '2026-11-25 12:30:05',
+    createTime: formatTimestamp(new Date()),
     order: {
       productInfo: [{ productName: `Chicken adobo ${n}`, price: 15_000, quantity: 1 }],
       orderType: 1,
@@ -248,6 +251,7 @@ export async function benchEndToEnd(quick: boolean): Promise<Comparison[]> {
       stateDir: join(dir, 'state'),
       statusIntervalMs: 5000,
       retentionDays: 14,
+      freshness: { maxAgeMs: 7 * 86_400_000, clock: 'synchronized' },
     };
     const agent = await AgentChild.start(settings);
     cleanup.push(() => agent.stop());

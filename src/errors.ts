@@ -84,7 +84,8 @@ export const ERROR_CODES = {
   },
   QUERY_REJECTED: {
     retryable: false,
-    summary: 'the order service answered a catch-up query with a failure code',
+    summary:
+      'a catch-up answer was refused (unsigned, badly signed, over a cap) or the order service answered with a failure code',
   },
   STALE_ORDER: {
     retryable: false,

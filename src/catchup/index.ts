@@ -2,3 +2,5 @@
 export * from './clock.js';
 export * from './poller.js';
 export * from './query-client.js';
+export * from './service-link.js';
+export * from './transport.js';

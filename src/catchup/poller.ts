@@ -24,6 +24,15 @@
  * lists them (createTime ascending), so the queue prints oldest first. An order older than
  * `maxAgeMs` (createTime against now, both in the service's time zone) is stored `failed` with
  * STALE_ORDER and reported, not printed. A round's error is logged; the next round tries again.
+ *
+ * What a round trusts (print-protocol v1.1 §8): only pages the client authenticated (a verified
+ * response signature, or verified https with signatures off). The client refuses anything else
+ * whole, so an unauthenticated answer stores nothing and moves no cursor; the page's
+ * `authenticated` mark is checked again here so that no other `QueryApi` can slip records in. A
+ * record for another restaurant or branch (when `restaurantNo` / `branchIdentifier` are known) is
+ * reported `rejected` (IDENTITY_MISMATCH), never printed, and does not move the cursor: its
+ * orderInnerNo is a position in someone else's list, and "after it" could skip orders of ours.
+ * With the lab switch (http to a non-loopback host) every round starts with a warning.
  */
 import { EventEmitter } from 'node:events';
 import { AgentError, isAgentError } from '../errors.js';
@@ -69,6 +78,9 @@ export interface PollerOptions {
   timeZone?: string;
   /** The printer role catch-up receipts go to. */
   printer?: string;
+  /** This store's restaurantNo and branchIdentifier at the service: other records are refused. */
+  restaurantNo?: string;
+  branchIdentifier?: string;
   clock?: Clock;
 }
 
@@ -117,6 +129,9 @@ export class CatchUpPoller extends EventEmitter<PollerEvents> {
   /** Starts the loop; the first round runs at once when there is no cursor yet. */
   start(): void {
     if (this.loop) return;
+    // Said at start as well as every round: the first round may be an interval away.
+    const warning = this.client.transportWarning;
+    if (warning) this.log.warn({ at: 'start' }, warning);
     try {
       if (this.store.getCatchUpCursor() === null) this.pending = 'first-start';
       // A restart (systemd restarts after 2 s) must not query sooner than the spacing allows.
@@ -200,6 +215,9 @@ export class CatchUpPoller extends EventEmitter<PollerEvents> {
       cursor: null,
       error: null,
     };
+    // The lab switch is loud on purpose: every round, not once at start.
+    const warning = this.client.transportWarning;
+    if (warning && !this.stopped) this.log.warn({ reason }, warning);
     try {
       const cursor = this.store.getCatchUpCursor();
       let incremental = cursor !== null;
@@ -284,6 +302,16 @@ export class CatchUpPoller extends EventEmitter<PollerEvents> {
       await this.spacing();
       mode ??= makeMode();
       const page = await this.query({ ...mode, pageNum, pageSize }, summary);
+      if (page.authenticated !== 'signature' && page.authenticated !== 'tls')
+        throw new AgentError('QUERY_REJECTED', 'catch-up: a page that was not authenticated', {
+          details: { refused: 'unauthenticated' },
+        });
+      if (page.entries.length > pageSize)
+        throw new AgentError(
+          'QUERY_REJECTED',
+          `catch-up: ${page.entries.length} records on a page of ${pageSize}: refused whole`,
+          { details: { refused: 'too-many-records' } },
+        );
       for (const entry of page.entries) this.take(entry, summary, advanceCursor);
       // The service's own pageSize decides where pages end (it might cap ours).
       const size = page.pageSize > 0 ? page.pageSize : pageSize;
@@ -330,6 +358,15 @@ export class CatchUpPoller extends EventEmitter<PollerEvents> {
       return;
     }
     const record = entry.record;
+    const foreign = this.foreign(record);
+    if (foreign) {
+      // Not ours: reported, never stored as a job, and the cursor stays (see the file comment).
+      this.reject({ ok: false, orderNo: record.orderInnerNo, problem: foreign }, summary, {
+        code: 'IDENTITY_MISMATCH',
+        message: `order record: ${foreign}; not printed`,
+      });
+      return;
+    }
     const stale = this.staleness(record.createTime);
     const result = this.store.enqueueRecord(record, {
       printer: this.options.printer ?? DEFAULT_PRINTER_ROLE,
@@ -356,14 +393,31 @@ export class CatchUpPoller extends EventEmitter<PollerEvents> {
     }
   }
 
-  private reject(entry: Extract<PageEntry, { ok: false }>, summary: RoundSummary): void {
-    const key = entry.orderNo ?? entry.problem;
+  /** Why a record belongs to another restaurant or branch, or null when it is ours (or unknown). */
+  private foreign(record: { restaurantNo: string; branchIdentifier: string }): string | null {
+    const { restaurantNo, branchIdentifier } = this.options;
+    if (restaurantNo !== undefined && record.restaurantNo !== restaurantNo)
+      return `restaurantNo ${clip(record.restaurantNo)} is not this store's ${restaurantNo} (catchUp.restaurantNo)`;
+    if (branchIdentifier !== undefined && record.branchIdentifier !== branchIdentifier)
+      return `branchIdentifier ${clip(record.branchIdentifier)} is not this store's ${branchIdentifier} (catchUp.branchIdentifier)`;
+    return null;
+  }
+
+  private reject(
+    entry: Extract<PageEntry, { ok: false }>,
+    summary: RoundSummary,
+    reason: { code: 'PARAM_INVALID' | 'IDENTITY_MISMATCH'; message: string } = {
+      code: 'PARAM_INVALID',
+      message: `order record: ${entry.problem}`,
+    },
+  ): void {
+    const key = `${reason.code}:${entry.orderNo ?? entry.problem}`;
     if (this.reported.has(key)) return;
     if (this.reported.size >= REPORTED_LIMIT) this.reported.clear();
     this.reported.add(key);
     summary.rejected++;
     this.log.warn(
-      { orderNo: entry.orderNo, problem: entry.problem },
+      { orderNo: entry.orderNo, problem: entry.problem, code: reason.code },
       'order record from the query API rejected',
     );
     this.store.recordEvent({
@@ -373,7 +427,7 @@ export class CatchUpPoller extends EventEmitter<PollerEvents> {
       printer: this.options.printer ?? DEFAULT_PRINTER_ROLE,
       attempt: 0,
       at: new Date(this.clock.now()).toISOString(),
-      reason: { code: 'PARAM_INVALID', message: `order record: ${entry.problem}` },
+      reason,
     });
   }
 
@@ -403,6 +457,11 @@ export class CatchUpPoller extends EventEmitter<PollerEvents> {
       message: `created ${createTime} (service time), ${minutes} min before catch-up found it; older than ${limit} min (catchUp.maxAgeMinutes): not printed, \`printer-agent jobs retry\` prints it`,
     };
   }
+}
+
+/** A value from a record, bounded for a message. */
+function clip(value: string): string {
+  return JSON.stringify(value.length > 64 ? `${value.slice(0, 64)}…` : value);
 }
 
 function isStartUnknown(error: unknown): boolean {

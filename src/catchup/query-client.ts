@@ -1,15 +1,20 @@
 /**
  * The agent's client of the order query API (order-api 4.1; print-protocol §8): one signed POST
- * per page to `{baseUrl}/open-api/order/list`.
+ * per page to `{baseUrl}/open-api/order/list`, over the catch-up link (service-link.ts).
  *
  * - The envelope (2.1) carries appId, storeKey and the query param as a JSON string, signed with
  *   the store's private key (print-protocol §3); the service verifies it with the public key it
  *   registered for the appId.
- * - The answer is read with the protocol's own `parseResponse`, so `data` may come nested or as a
- *   JSON-encoded string (2.10's sample). The result shell (2.4) must hold; each order record (2.5)
- *   is checked on its own, so one malformed record cannot hide the rest of its page.
- * - Every failure is an `AgentError`: QUERY_FAILED when no usable answer came (unreachable,
- *   timeout, not JSON, malformed), QUERY_REJECTED when the service answered with a failure code
+ * - The link enforces the transport rules and the body cap, and refuses an answer whose
+ *   `X-Signature` does not verify before a byte of it is parsed: not one of its records, and not
+ *   even its response code (an unauthenticated 40006 would otherwise reset the cursor).
+ * - Then, on the authenticated body: nesting depth (`tooDeep`) before JSON.parse, the protocol's
+ *   own `parseResponse` (so `data` may come nested or as a JSON-encoded string, 2.10's sample),
+ *   the result shell (2.4), at most `pageSize` records, and each order record (2.5) on its own, so
+ *   one malformed record cannot hide the rest of its page.
+ * - Every failure is an `AgentError`: QUERY_FAILED when no usable answer came (unreachable, TLS
+ *   refused, timeout, not JSON, malformed), QUERY_REJECTED when the answer was refused (unsigned,
+ *   badly signed, over a cap: `details.refused`) or the service answered with a failure code
  *   (`details.responseCode`). The storeKey never appears in an error: it is scrubbed from the
  *   service's message text, and bodies are never quoted.
  */
@@ -28,13 +33,21 @@ import {
   queryResultSchema,
   type RsaKey,
   SERVICE_ERROR_CODE,
-  type SignatureScheme,
 } from '../protocol/index.js';
+import { MAX_JSON_DEPTH, tooDeep } from '../protocol/limits.js';
+import {
+  type Authentication,
+  type DEFAULT_QUERY_TIMEOUT_MS,
+  type RawAnswer,
+  ServiceLink,
+  type ServiceLinkOptions,
+} from './service-link.js';
+import type { CatchUpTransportKind } from './transport.js';
 
 export const QUERY_PATH = '/open-api/order/list';
-export const DEFAULT_QUERY_TIMEOUT_MS = 30_000;
+export type { DEFAULT_QUERY_TIMEOUT_MS };
 
-export interface QueryClientOptions {
+export interface QueryClientOptions extends Omit<ServiceLinkOptions, 'url' | 'scrub'> {
   /** The service's base URL; a path prefix is kept (`https://host/api` -> `.../api/open-api/...`). */
   baseUrl: string;
   appId: string;
@@ -42,9 +55,6 @@ export interface QueryClientOptions {
   storeKey: string;
   /** The store's private key: signs `param`. */
   key: RsaKey;
-  scheme?: SignatureScheme;
-  /** Bound on one request, answer body included. */
-  timeoutMs?: number;
 }
 
 /** One query's parameters (order-api 2.3): exactly one mode, plus the page. */
@@ -59,17 +69,27 @@ export type PageEntry =
   | { ok: true; record: OrderRecord }
   | { ok: false; orderNo: string | null; problem: string };
 
+/**
+ * How a page was authenticated (print-protocol §8): its `X-Signature` verified with the service
+ * key, or it came over verified https with signatures explicitly off. There is no third value: an
+ * answer that is neither never becomes a page.
+ */
+export type PageAuthentication = Authentication;
+
 /** 2.4, with the records checked one by one. */
 export interface QueryPage {
   total: number;
   pageNum: number;
   pageSize: number;
   entries: PageEntry[];
+  authenticated: PageAuthentication;
 }
 
 /** What the poller needs of a client (a fake can stand in for it). */
 export interface QueryApi {
   query(request: QueryRequest, signal?: AbortSignal): Promise<QueryPage>;
+  /** Set when the transport is allowed but unsafe (the lab switch): logged at every round. */
+  readonly transportWarning?: string | null;
 }
 
 /** 2.4 with `list` left open: records are checked one at a time below. */
@@ -79,11 +99,24 @@ const pageSchema = queryResultSchema.extend({
 
 export class QueryClient implements QueryApi {
   readonly url: string;
-  private readonly timeoutMs: number;
+  private readonly link: ServiceLink;
 
   constructor(private readonly options: QueryClientOptions) {
     this.url = `${options.baseUrl.replace(/\/+$/, '')}${QUERY_PATH}`;
-    this.timeoutMs = options.timeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS;
+    const { baseUrl: _baseUrl, appId: _appId, storeKey: _storeKey, key: _key, ...link } = options;
+    this.link = new ServiceLink({
+      ...link,
+      url: this.url,
+      scrub: (text: string) => this.scrub(text),
+    });
+  }
+
+  get transport(): CatchUpTransportKind {
+    return this.link.transport;
+  }
+
+  get transportWarning(): string | null {
+    return this.link.transportWarning;
   }
 
   async query(request: QueryRequest, signal?: AbortSignal): Promise<QueryPage> {
@@ -101,33 +134,29 @@ export class QueryClient implements QueryApi {
       scheme: this.options.scheme ?? DEFAULT_SIGNATURE_SCHEME,
     });
 
-    const timeout = AbortSignal.timeout(this.timeoutMs);
-    const combined = signal ? anySignal(signal, timeout) : timeout;
-    let status: number;
-    let text: string;
-    try {
-      const response = await fetch(this.url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json' },
-        body: JSON.stringify(envelope),
-        signal: combined,
-      });
-      status = response.status;
-      text = await response.text();
-    } catch (cause) {
-      throw this.transportError(cause, timeout, signal);
-    }
+    // Authenticated (or refused) before a byte of the body is parsed.
+    const answer = await this.link.post(JSON.stringify(envelope), signal);
+    return this.read(answer, request.pageSize, answer.authenticated);
+  }
 
+  /** Step 2: the authenticated body, parsed with every bound checked before the work it bounds. */
+  private read(answer: RawAnswer, pageSize: number, authenticated: PageAuthentication): QueryPage {
+    const status = answer.status;
+    const text = answer.bytes.toString('utf8');
+    if (tooDeep(text)) throw this.tooDeep(status);
     let body: unknown;
     try {
       body = JSON.parse(text);
     } catch {
       throw new AgentError(
         'QUERY_FAILED',
-        `${this.url}: HTTP ${status}, and the answer is not JSON (${text.length} bytes)`,
+        `${this.url}: HTTP ${status}, and the answer is not JSON (${answer.bytes.length} bytes)`,
         { details: { httpStatus: status } },
       );
     }
+    // `data` may be a JSON text of its own (2.10): bounded the same way before it is parsed.
+    const data = (body as { data?: unknown } | null)?.data;
+    if (typeof data === 'string' && tooDeep(data)) throw this.tooDeep(status);
     let parsed: ReturnType<typeof parseResponse<typeof pageSchema>>;
     try {
       parsed = parseResponse(body, pageSchema);
@@ -158,48 +187,33 @@ export class QueryClient implements QueryApi {
       );
     }
     const page = parsed.data.value;
+    if (page.list.length > pageSize)
+      throw new AgentError(
+        'QUERY_REJECTED',
+        `${this.url}: ${page.list.length} records on a page of ${pageSize} asked for: refused whole`,
+        { details: { httpStatus: status, refused: 'too-many-records', records: page.list.length } },
+      );
     return {
       total: page.total,
       pageNum: page.pageNum,
       pageSize: page.pageSize,
       entries: page.list.map((item, i) => entry(item, i)),
+      authenticated,
     };
   }
 
-  private transportError(cause: unknown, timeout: AbortSignal, signal?: AbortSignal): AgentError {
-    if (signal?.aborted)
-      return new AgentError('QUERY_FAILED', `${this.url}: cancelled (the agent is stopping)`, {
-        cause,
-        details: { cancelled: true },
-      });
-    if (timeout.aborted)
-      return new AgentError('QUERY_FAILED', `${this.url}: no answer within ${this.timeoutMs} ms`, {
-        cause,
-        details: { timeout: true },
-      });
-    // undici puts the useful part (ECONNREFUSED, ENOTFOUND...) in the cause.
-    const inner = (cause as { cause?: { code?: string; message?: string } })?.cause;
-    const reason = inner?.code ?? inner?.message ?? (cause as Error)?.message ?? String(cause);
-    return new AgentError('QUERY_FAILED', `${this.url}: unreachable (${this.scrub(reason)})`, {
-      cause,
-    });
+  private tooDeep(status: number): AgentError {
+    return new AgentError(
+      'QUERY_REJECTED',
+      `${this.url}: the answer nests deeper than ${MAX_JSON_DEPTH} levels: refused unparsed`,
+      { details: { httpStatus: status, refused: 'too-deep' } },
+    );
   }
 
   private scrub(text: string): string {
     const secret = this.options.storeKey;
     return secret.length > 0 ? text.split(secret).join('***') : text;
   }
-}
-
-/** `AbortSignal.any` (Node 20.3+), with a fallback for the first Node 20 releases. */
-function anySignal(a: AbortSignal, b: AbortSignal): AbortSignal {
-  if (typeof AbortSignal.any === 'function') return AbortSignal.any([a, b]);
-  const controller = new AbortController();
-  for (const s of [a, b]) {
-    if (s.aborted) controller.abort(s.reason);
-    else s.addEventListener('abort', () => controller.abort(s.reason), { once: true });
-  }
-  return controller.signal;
 }
 
 function entry(item: unknown, index: number): PageEntry {

@@ -4,6 +4,7 @@
  * message of the config room contains a value).
  */
 import type { Command } from 'commander';
+import { catchUpWarnings } from '../config/cross-field-rules.js';
 import { setConfigValue } from '../config/edit.js';
 import { CONFIG_PATH_ENV, DEFAULT_CONFIG_PATH } from '../config/env.js';
 import { type LoadedConfig, loadConfig } from '../config/load.js';
@@ -52,6 +53,9 @@ export function registerConfig(program: Command): void {
       const loaded = reportingIssues(() => loadConfig({ configPath: opts.config }));
       if (!loaded) return;
       printWarnings(loaded);
+      // Allowed but unsafe (print-protocol §8): said loudly, though the config is valid.
+      for (const warning of catchUpWarnings(loaded.config))
+        process.stderr.write(`WARNING: ${warning}\n`);
       process.stdout.write(`config OK: ${loaded.path}\n`);
     });
 

@@ -10,6 +10,7 @@
 import { spawnSync } from 'node:child_process';
 import { accessSync, constants, statSync } from 'node:fs';
 import type { Command } from 'commander';
+import { catchUpChecks } from '../catchup/doctor-checks.js';
 import { openConfigFile, resolveConfigPath } from '../config/config-file.js';
 import { CONFIG_PATH_ENV, DEFAULT_CONFIG_PATH } from '../config/env.js';
 import { type AgentConfig, getAt, resolveConfig, validateConfig } from '../config/load.js';
@@ -19,6 +20,7 @@ import { isAgentError } from '../errors.js';
 import { probeBroker } from '../mqtt/probe.js';
 import { openPrinter } from '../printer/open-printer.js';
 import { STORE_KEY_MAX } from '../protocol/envelope.js';
+import { mqttMaxPacketBytes } from '../protocol/limits.js';
 import { loadKeyFile } from '../protocol/signing.js';
 import { deriveStoreId } from '../protocol/store-id.js';
 import { getProfile } from '../receipt/profile.js';
@@ -293,9 +295,41 @@ async function checkBroker(out: CheckLine[], loaded: Loaded): Promise<void> {
           status: 'FAIL',
           name: 'broker',
           detail: `${label}: ${result.reason}`,
-          fix: brokerFix(result.reason),
+          // A failed TLS check comes with its own fix (src/mqtt/tls-failure.ts).
+          fix: result.tls?.fix ?? brokerFix(result.reason),
         },
   );
+  if (result.ok) checkPacketSize(out, m, result.maximumPacketSize);
+}
+
+/**
+ * Sizes (print-protocol §9): an MQTT 5 broker that accepts smaller packets than the agent's
+ * message limit drops valid instructions without a word; on MQTT 3.1.1 the agent cannot bound
+ * what the broker sends it, so only the broker's own limit protects it.
+ */
+function checkPacketSize(
+  out: CheckLine[],
+  m: ConfigFile['mqtt'],
+  brokerMax: number | undefined,
+): void {
+  if (m.protocolVersion === 4) {
+    out.push({
+      status: 'warn',
+      name: 'broker',
+      detail:
+        'MQTT 3.1.1: the agent cannot ask the broker to bound packet sizes, so an oversized publish reaches it whole',
+      fix: `set message_size_limit ${mqttMaxPacketBytes(m.maxMessageBytes)} in the broker's config (Mosquitto; see the README), or use protocolVersion 5`,
+    });
+    return;
+  }
+  if (brokerMax !== undefined && brokerMax < m.maxMessageBytes + 1024) {
+    out.push({
+      status: 'warn',
+      name: 'broker',
+      detail: `the broker accepts packets up to ${brokerMax} bytes (its CONNACK), less than mqtt.maxMessageBytes (${m.maxMessageBytes}) plus the packet header: valid instructions near the limit cannot pass through it`,
+      fix: `raise the broker's max_packet_size to at least ${mqttMaxPacketBytes(m.maxMessageBytes)}, or lower mqtt.maxMessageBytes`,
+    });
+  }
 }
 
 function printerFix(url: string, state: string, causes: string[]): string {
@@ -418,6 +452,7 @@ export async function runDoctor(options: { configPath?: string }): Promise<Check
     checkPermissions(out, loaded);
     checkStateDir(out, loaded.file.stateDir);
     await checkBroker(out, loaded);
+    out.push(...(await catchUpChecks(loaded.file)));
     await checkPrinters(out, loaded.file);
   }
   checkClock(out);

@@ -99,8 +99,12 @@ export function registerEnvelopes(program: Command): void {
     .option('--store-key-file <file>', 'require the store key in this file')
     .option(
       '--validate <kind>',
-      'check param against the create, query, print or command schema',
+      'check param against the create, query, print or command schema (print and command: as the agent does, storeId required)',
       parseParamKind,
+    )
+    .option(
+      '--store-id <storeId>',
+      "require param.storeId to be this store's id, as the agent does (print-protocol §4)",
     )
     .option(
       '--max-bytes <n>',
@@ -118,6 +122,7 @@ export function registerEnvelopes(program: Command): void {
           storeKey?: string;
           storeKeyFile?: string;
           validate?: ParamKind;
+          storeId?: string;
           maxBytes: number;
         },
       ) => {
@@ -134,6 +139,7 @@ export function registerEnvelopes(program: Command): void {
             (opts.appId === undefined || appId === opts.appId) &&
             (storeKey === undefined || givenKey === storeKey),
           paramSchema: opts.validate ? PARAM_SCHEMAS[opts.validate] : anyObject,
+          ...(opts.storeId !== undefined ? { storeId: opts.storeId } : {}),
           maxBytes: opts.maxBytes,
         });
         if (!result.ok) throw result.error;

@@ -90,6 +90,7 @@ function summary(job: Job) {
     markings: markingWords(job.markings),
     reason: job.lastError,
     warnings: job.warnings,
+    notices: job.notices,
     createdAt: iso(job.createdAt),
     printingAt: iso(job.printingAt),
     printedAt: iso(job.printedAt),
@@ -181,9 +182,13 @@ export function registerJobs(program: Command): void {
     .option('--state-dir <dir>', STATE_DIR_HELP, DEFAULT_STATE_DIR)
     .action((ref: string, opts: { stateDir: string }) => {
       const job = withStore(opts.stateDir, (store) => findJob(store, ref));
-      process.stdout.write(
-        `${JSON.stringify({ ...summary(job), payload: job.payload }, null, 2)}\n`,
-      );
+      // A payload too deep to walk (stored by an agent before the nesting limit) is not read: the
+      // job still shows, with the reason instead of the payload.
+      const payload =
+        job.payloadProblem === null
+          ? { payload: job.payload }
+          : { payload: null, payloadProblem: job.payloadProblem };
+      process.stdout.write(`${JSON.stringify({ ...summary(job), ...payload }, null, 2)}\n`);
     });
 
   jobs
@@ -207,7 +212,11 @@ export function registerJobs(program: Command): void {
       'print the stored receipt of an order again, marked REPRINT with the count and the original time',
     )
     .argument('<orderNo>', 'the order number', parseId('ORDER_NO'))
-    .option('--printer <id>', 'printer role (default: the printer of the original)', parsePrinter)
+    .option(
+      '--printer <id>',
+      "reprint this role's receipt of the order, on it (default: the receipt role's, else the oldest)",
+      parsePrinter,
+    )
     .option('--state-dir <dir>', STATE_DIR_HELP, DEFAULT_STATE_DIR)
     .action((orderNo: string, opts: { printer?: string; stateDir: string }) => {
       const result = withStore(opts.stateDir, (store) =>

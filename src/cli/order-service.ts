@@ -51,18 +51,33 @@ export async function startOrderService(
   const holder: { app?: ReturnType<typeof buildApp> } = {};
   let publisher: InstructionPublisher & { close?: () => Promise<void> } = offlinePublisher;
   if (config.mqtt) {
-    publisher = new MqttPublisher(
-      {
-        url: config.mqtt.url,
-        topicPrefix: config.mqtt.topicPrefix,
-        protocolVersion: config.mqtt.protocolVersion,
-        username: config.mqtt.username,
-        password: config.mqtt.password,
-        // Whatever waited in the outbox while the broker was away goes out at once.
-        onConnect: () => void holder.app?.outbox.drain(),
-      },
-      log.child({ room: 'mqtt' }),
-    );
+    const tls = config.mqtt.tls;
+    const file = (path: string | undefined) => (path ? resolve(baseDir, path) : undefined);
+    if (!tls.rejectUnauthorized)
+      log.warn('mqtt.tls.rejectUnauthorized: false: the broker certificate is not checked');
+    try {
+      publisher = new MqttPublisher(
+        {
+          url: config.mqtt.url,
+          topicPrefix: config.mqtt.topicPrefix,
+          protocolVersion: config.mqtt.protocolVersion,
+          username: config.mqtt.username,
+          password: config.mqtt.password,
+          tls: {
+            caFile: file(tls.caFile),
+            certFile: file(tls.certFile),
+            keyFile: file(tls.keyFile),
+            rejectUnauthorized: tls.rejectUnauthorized,
+          },
+          // Whatever waited in the outbox while the broker was away goes out at once.
+          onConnect: () => void holder.app?.outbox.drain(),
+        },
+        log.child({ room: 'mqtt' }),
+      );
+    } catch (error) {
+      store.close(); // a TLS file that cannot be read: nothing else was started
+      throw error;
+    }
   } else {
     log.warn('no mqtt section: print instructions stay in the outbox');
   }
@@ -70,10 +85,13 @@ export async function startOrderService(
     registry,
     store,
     serviceKey,
+    scheme: config.signatureScheme,
     publisher,
     dataAsString: config.dataAsString,
     timeZone: config.timeZone,
     maxBodyBytes: config.maxBodyBytes,
+    agentMaxMessageBytes: config.agentMaxMessageBytes,
+    http: config.http,
     callbacks: config.callbacks,
     logger: log,
   });

@@ -1,9 +1,10 @@
 /**
  * The config rules that span fields (secret forms, TLS halves, printer ids and roles, catch-up
- * bounds), reported on the path a person has to change. The schema runs them even when single
+ * bounds and transport), reported on the path a person has to change. The schema runs them even when single
  * fields failed, so `config check` lists every problem at once; they therefore read the value
  * defensively, as plain JSON that may be only partly valid.
  */
+import { catchUpTransportIssues, catchUpTransportWarnings } from '../catchup/transport.js';
 import { DEFAULT_PRINTER_ROLE } from '../protocol/print-protocol.js';
 
 export type Issue = { path: PropertyKey[]; message: string };
@@ -75,6 +76,7 @@ export function crossFieldIssues(value: unknown): Issue[] {
         path: ['keys', 'storePrivateKeyFile'],
         message: 'is required while catch-up is enabled: it signs the queries',
       });
+    issues.push(...catchUpTransportRules(catchUp));
   }
   const { intervalSec, minIntervalSec, maxAgeMinutes, windowMinutes } = catchUp;
   if (
@@ -96,6 +98,30 @@ export function crossFieldIssues(value: unknown): Issue[] {
       message: 'must be more than catchUp.windowMinutes, or every late order would be stale',
     });
   return issues;
+}
+
+/** print-protocol §8: https, or http to loopback or with the lab switch; see catchup/transport.ts. */
+function catchUpTransportRules(catchUp: Record<string, unknown>): Issue[] {
+  if (typeof catchUp.baseUrl !== 'string') return [];
+  return catchUpTransportIssues(catchUp.baseUrl, {
+    allowInsecureHttp: catchUp.allowInsecureHttp === true,
+    caFile: catchUp.caFile !== undefined,
+    responseSignature: catchUp.responseSignature === 'off' ? 'off' : 'required',
+  }).map((issue) => ({ path: ['catchUp', issue.field], message: issue.message }));
+}
+
+/**
+ * Allowed settings that weaken catch-up (the lab switch, signatures off), for `config check`,
+ * `doctor` and the agent's start; empty while catch-up is off.
+ */
+export function catchUpWarnings(value: unknown): string[] {
+  if (!isRecord(value)) return [];
+  const catchUp = section(value, 'catchUp');
+  if (catchUp.enabled === false || typeof catchUp.baseUrl !== 'string') return [];
+  return catchUpTransportWarnings(catchUp.baseUrl, {
+    allowInsecureHttp: catchUp.allowInsecureHttp === true,
+    responseSignature: catchUp.responseSignature === 'off' ? 'off' : 'required',
+  });
 }
 
 /** Unique ids, one printer per role, and a printer for the receipt role. */

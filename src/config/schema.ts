@@ -372,7 +372,11 @@ const catchUpSchema = z
         if (problem) ctx.addIssue({ code: 'custom', message: problem });
       })
       .optional()
-      .describe('Base URL of the order service; queries go to {baseUrl}/open-api/order/list.'),
+      .describe(
+        'Base URL of the order service; queries go to {baseUrl}/open-api/order/list. Must be ' +
+          'https:// (certificate verified, see caFile); http:// only to a loopback host ' +
+          '(127.0.0.0/8, ::1, localhost) or with allowInsecureHttp (print-protocol §8).',
+      ),
     intervalSec: wholeNumber(MIN_QUERY_INTERVAL_SEC, 86400)
       .default(60)
       .describe('Seconds between two catch-up rounds.'),

@@ -8,10 +8,17 @@
  *   GET  /tickets       {"tickets":[{number, summary, cut, byteStart, byteEnd}]}
  *   GET  /tickets/N     ticket N (1-based) as ticketToJson
  *
- * Errors are `{"error": "field: message"}` with 400 (bad request), 404, 405 or 413.
+ * Errors are `{"error": "field: message"}` with 400 (bad request), 403, 404, 405, 413 or 415.
  *
  * It has no authentication, so it only listens on a loopback address: anyone who can reach it can
- * switch the printer's faults and read every ticket.
+ * switch the printer's faults and read every ticket. Loopback alone does not keep out a web page
+ * open in a browser on the same machine (issue 13, item 9), so two more rules hold:
+ * - the `Host` header must name a loopback host and the control port (`127.0.0.1:9101`,
+ *   `localhost:9101`, `[::1]:9101`), else 403: a DNS-rebinding page reaches us under its own name;
+ *   a non-loopback `Origin` header is refused the same way;
+ * - a POST must say `Content-Type: application/json`, else 415: a cross-site form or `text/plain`
+ *   fetch is sent by a browser without asking first, a JSON one only after a CORS preflight this
+ *   server never grants.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
@@ -39,6 +46,17 @@ export interface ControlServer {
 export function isLoopbackHost(host: string): boolean {
   if (host === 'localhost' || host === '::1') return true;
   return isIP(host) === 4 && host.startsWith('127.');
+}
+
+/** `127.0.0.1:9101`, `localhost:9101`, `[::1]:9101` (any 127/8 address): a name no DNS can rebind. */
+export function isLoopbackAuthority(authority: string, port: number): boolean {
+  const m = /^(\[[0-9a-f:.]+\]|[^:[\]]+)(?::(\d{1,5}))?$/i.exec(authority.trim());
+  if (!m) return false;
+  // Exact names only: `localhost.` or `x.localhost` would go to a DNS resolver.
+  const name = m[1]!.toLowerCase().replace(/^\[(.*)\]$/, '$1');
+  // A browser leaves out the default port.
+  if ((m[2] === undefined ? 80 : Number(m[2])) !== port) return false;
+  return name === 'localhost' || name === '::1' || (isIP(name) === 4 && name.startsWith('127.'));
 }
 
 class HttpError extends Error {
@@ -92,7 +110,52 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
 
 const ROUTES = 'GET /status, POST /faults, POST /link, GET /tickets, GET /tickets/N';
 
-async function handle(control: EmulatorControl, req: IncomingMessage, res: ServerResponse) {
+/** The Host and Origin rules of the module comment; throws 403 with what to send instead. */
+function checkCaller(req: IncomingMessage, port: number): void {
+  const host = req.headers.host;
+  const expected = `127.0.0.1:${port}, localhost:${port} or [::1]:${port}`;
+  if (host === undefined || !isLoopbackAuthority(host, port)) {
+    throw new HttpError(
+      403,
+      `host: ${host === undefined ? 'missing' : JSON.stringify(host)}; the control server answers only to ${expected}`,
+    );
+  }
+  const origin = req.headers.origin;
+  if (origin === undefined) return;
+  let authority: string | null = null;
+  try {
+    const url = new URL(origin);
+    authority = url.protocol === 'http:' || url.protocol === 'https:' ? url.host : null;
+  } catch {
+    authority = null;
+  }
+  // A page served from a loopback port of its own is another program: only our own origin.
+  if (authority === null || !isLoopbackAuthority(authority, port)) {
+    throw new HttpError(
+      403,
+      `origin: ${JSON.stringify(origin)}; requests from web pages are refused (send none, or ${expected})`,
+    );
+  }
+}
+
+/** Only `application/json` (parameters such as `charset=utf-8` allowed). */
+function checkJsonBody(req: IncomingMessage): void {
+  const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type !== 'application/json') {
+    throw new HttpError(
+      415,
+      `content-type: ${type === '' ? 'missing' : JSON.stringify(type)}; send Content-Type: application/json (curl -H 'Content-Type: application/json')`,
+    );
+  }
+}
+
+async function handle(
+  control: EmulatorControl,
+  req: IncomingMessage,
+  res: ServerResponse,
+  port: number,
+) {
+  checkCaller(req, port);
   const path = new URL(req.url ?? '/', 'http://control').pathname.replace(/\/+$/, '') || '/';
   const method = req.method ?? 'GET';
   const only = (allowed: string) => {
@@ -105,9 +168,11 @@ async function handle(control: EmulatorControl, req: IncomingMessage, res: Serve
     send(res, 200, control.status());
   } else if (path === '/faults') {
     only('POST');
+    checkJsonBody(req);
     reply(res, control.setFault(await readJson(req)));
   } else if (path === '/link') {
     only('POST');
+    checkJsonBody(req);
     reply(res, control.changeLink(await readJson(req)));
   } else if (path === '/tickets') {
     only('GET');
@@ -130,8 +195,10 @@ export async function startControlServer(
   if (!isLoopbackHost(host)) {
     throw new Error(`control host ${host}: must be a loopback address (127.0.0.1, ::1, localhost)`);
   }
+  // The port we are bound to, known once listening (port 0 picks one).
+  let boundPort = options.port ?? 9101;
   const server = createServer((req, res) => {
-    handle(control, req, res).catch((err: unknown) => {
+    handle(control, req, res, boundPort).catch((err: unknown) => {
       if (res.headersSent) {
         res.destroy();
       } else if (err instanceof HttpError) {
@@ -151,6 +218,7 @@ export async function startControlServer(
   });
   const bound = server.address();
   const port = typeof bound === 'object' && bound ? bound.port : (options.port ?? 9101);
+  boundPort = port;
   return {
     host,
     port,

@@ -11,7 +11,12 @@
  * (row 14), which has no other way in: `PRINTER_AGENT_FAULT=max-pages:N` opens the job database
  * with `max_page_count` N, so SQLite answers SQLITE_FULL as on a full disk. A value below the
  * database's size holds it at its size (`max-pages:1`: nothing may grow).
+ *
+ * And one for the store-error test (guarantee 11: the daemon stays up and says what is wrong):
+ * `PRINTER_AGENT_FAULT=store-fails-while:PATH` makes every job store read and write fail like a
+ * disk I/O error while the file PATH exists, so the test can switch the fault on and off.
  */
+import { existsSync } from 'node:fs';
 
 export const FAULT_POINTS = [
   /** A print instruction was received and verified, before its insert is committed (no ack yet). */
@@ -25,11 +30,13 @@ export const FAULT_POINTS = [
 ] as const;
 export type FaultPoint = (typeof FAULT_POINTS)[number];
 
-function parse(value: string | undefined): { point: string; at: number } | null {
+function parse(value: string | undefined): { point: string; at: number; argument: string } | null {
   if (!value) return null;
-  const [point = '', at = '1'] = value.split(':');
-  const n = Number(at);
-  return { point, at: Number.isInteger(n) && n >= 1 ? n : 1 };
+  const colon = value.indexOf(':');
+  const point = colon < 0 ? value : value.slice(0, colon);
+  const argument = colon < 0 ? '1' : value.slice(colon + 1);
+  const n = Number(argument);
+  return { point, at: Number.isInteger(n) && n >= 1 ? n : 1, argument };
 }
 
 const armed = parse(process.env.PRINTER_AGENT_FAULT);
@@ -44,4 +51,14 @@ export function faultPoint(point: FaultPoint): void {
 /** `N` of `PRINTER_AGENT_FAULT=max-pages:N`, else null (see the module comment). */
 export function faultMaxPages(): number | null {
   return armed !== null && armed.point === 'max-pages' ? armed.at : null;
+}
+
+const failingWhile =
+  armed !== null && armed.point === 'store-fails-while' && armed.argument !== ''
+    ? armed.argument
+    : null;
+
+/** True while `PRINTER_AGENT_FAULT=store-fails-while:PATH` is set and PATH exists. */
+export function faultStoreFailing(): boolean {
+  return failingWhile !== null && existsSync(failingWhile);
 }

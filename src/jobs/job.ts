@@ -3,6 +3,7 @@
  * produces. Times are milliseconds since the epoch on the agent's clock: integers compare and
  * subtract cheaply in SQL (queue age, next attempt, retention).
  */
+import { MAX_JSON_DEPTH, tooDeep } from '../protocol/limits.js';
 import type { JobState, NewJobEvent } from '../protocol/print-protocol.js';
 import type { ReceiptMarkings } from '../receipt/model.js';
 
@@ -44,14 +45,24 @@ export interface Job {
   commandId: string | null;
   printer: string;
   payloadType: PayloadType;
-  /** The verified instruction, record or command, parsed from the JSON stored as received. */
+  /**
+   * The verified instruction, record or command, parsed from the JSON stored as received; null
+   * when the stored text cannot be read (see `payloadProblem`).
+   */
   payload: unknown;
+  /** Why `payload` is null although text is stored (not JSON, nested too deep); else null. */
+  payloadProblem: string | null;
   state: StoredJobState;
   /** Times the job went to `printing`. */
   attempts: number;
   nextAttemptAt: number | null;
   lastError: JobReason | null;
   warnings: string[];
+  /**
+   * Notices of the latest attempt (e.g. CONTENT_CUT: free text cut at the receipt's maximum
+   * length), reported as `warnings` by that attempt's job events.
+   */
+  notices: JobReason[];
   markings: ReceiptMarkings;
   /** Held for a person: the spooler skips it until `jobs retry`. */
   held: boolean;
@@ -82,6 +93,8 @@ export interface JobRow {
   last_error_code: string | null;
   last_error_message: string | null;
   warnings: string;
+  /** Since schema version 3. */
+  notices?: string;
   markings: string;
   held: number;
   source_job: number | null;
@@ -102,6 +115,24 @@ function parseJson<T>(text: string, fallback: T): T {
   }
 }
 
+/**
+ * The stored payload, parsed. A payload nested deeper than MAX_JSON_DEPTH (a database written by an
+ * agent before the limit) is not parsed: walking it (JSON.stringify, the schema) could overflow
+ * the stack and take `jobs show` or the spooler down.
+ */
+function parsePayload(text: string): { payload: unknown; payloadProblem: string | null } {
+  if (tooDeep(text))
+    return {
+      payload: null,
+      payloadProblem: `the stored payload (${text.length} characters) is nested deeper than ${MAX_JSON_DEPTH} levels: not read`,
+    };
+  try {
+    return { payload: JSON.parse(text) as unknown, payloadProblem: null };
+  } catch {
+    return { payload: null, payloadProblem: 'the stored payload is not JSON' };
+  }
+}
+
 export function jobFromRow(row: JobRow): Job {
   return {
     id: row.id,
@@ -112,7 +143,7 @@ export function jobFromRow(row: JobRow): Job {
     commandId: row.command_id,
     printer: row.printer,
     payloadType: row.payload_type as PayloadType,
-    payload: parseJson<unknown>(row.payload, null),
+    ...parsePayload(row.payload),
     state: row.state as StoredJobState,
     attempts: row.attempts,
     nextAttemptAt: row.next_attempt_at,
@@ -121,6 +152,7 @@ export function jobFromRow(row: JobRow): Job {
         ? null
         : { code: row.last_error_code, message: row.last_error_message ?? '' },
     warnings: parseJson<string[]>(row.warnings, []),
+    notices: parseJson<JobReason[]>(row.notices ?? '[]', []),
     markings: parseJson<ReceiptMarkings>(row.markings, {}),
     held: row.held !== 0,
     sourceJob: row.source_job,
@@ -142,12 +174,16 @@ export function markingWords(markings: ReceiptMarkings): string[] {
   return words;
 }
 
-/** The print-protocol §6 event for `job` entering `state`. */
+/**
+ * The print-protocol §6 event for `job` entering `state`; `warnings` (v1.1) are things the service
+ * should know that did not stop the job (CONTENT_CUT, CLOCK_UNSYNCHRONIZED).
+ */
 export function jobEvent(
   job: Pick<Job, 'jobId' | 'orderNo' | 'commandId' | 'printer' | 'attempts' | 'markings'>,
   state: JobState,
   at: number,
   reason: JobReason | null,
+  warnings: readonly JobReason[] = [],
 ): NewJobEvent {
   const event: NewJobEvent = {
     jobId: job.jobId,
@@ -161,6 +197,8 @@ export function jobEvent(
   if (job.commandId !== null) event.commandId = job.commandId;
   const words = markingWords(job.markings);
   if (words.length > 0) event.markings = words;
+  if (warnings.length > 0)
+    event.warnings = warnings.map((w) => ({ code: w.code, message: w.message }));
   return event;
 }
 

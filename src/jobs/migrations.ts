@@ -106,6 +106,20 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX dedupe_ledger_pruned ON dedupe_ledger (pruned_at);
     `,
   },
+  {
+    version: 3,
+    description: 'receipt dedupe per order and printer role; notices of the latest attempt',
+    sql: `
+      -- print-protocol v1.1 §4: one payment receipt per (orderNo, printer role). An order may
+      -- rightly have a receipt job and a kitchen job; never two receipt jobs.
+      DROP INDEX jobs_receipt_order_no;
+      CREATE UNIQUE INDEX jobs_receipt_order_role ON jobs (order_no, printer) WHERE kind = 'receipt';
+      -- The ledger's orderNo keys become per role too: '<role>/<orderNo>' (a role has no '/').
+      UPDATE dedupe_ledger SET key = printer || '/' || key WHERE key_kind = 'orderNo';
+      -- Notices of the latest attempt (CONTENT_CUT...), reported as warnings by its events.
+      ALTER TABLE jobs ADD COLUMN notices TEXT NOT NULL DEFAULT '[]';
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.at(-1)!.version;

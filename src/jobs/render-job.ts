@@ -12,13 +12,18 @@ import type { ReceiptMarkings } from '../receipt/model.js';
 import type { ReceiptOptions } from '../receipt/options.js';
 import type { PrinterProfile } from '../receipt/profile.js';
 import { type ReceiptSource, renderReceipt } from '../receipt/render.js';
-import type { Job } from './job.js';
+import type { Job, JobReason } from './job.js';
 
 export interface RenderedJob {
   bytes: Uint8Array;
   /** The text twin of one copy. */
   text: string;
   warnings: string[];
+  /**
+   * What this attempt's job events must report (CONTENT_CUT: free text cut at the receipt's
+   * maximum length), recorded with the attempt.
+   */
+  notices: JobReason[];
   /** The markings printed on this copy, to record with the attempt. */
   markings: ReceiptMarkings;
   copies: number;
@@ -29,6 +34,7 @@ export type TestPageRenderer = (profile: PrinterProfile) => {
   bytes: Uint8Array;
   text: string;
   warnings: string[];
+  notices?: JobReason[];
 };
 
 export interface RenderJobContext {
@@ -43,6 +49,12 @@ export interface RenderJobContext {
 
 /** The receipt source stored in a receipt job; throws PARAM_INVALID when it no longer validates. */
 export function receiptSource(job: Job): { source: ReceiptSource; copies: number } {
+  if (job.payloadProblem !== null) {
+    throw new AgentError(
+      'PARAM_INVALID',
+      `stored payload of job ${job.jobId}: ${job.payloadProblem}`,
+    );
+  }
   if (job.payloadType === 'instruction') {
     const parsed = parseWith(printInstructionSchema, job.payload);
     if (!parsed.ok) {
@@ -78,7 +90,7 @@ export function renderJob(job: Job, context: RenderJobContext): RenderedJob {
       throw new AgentError('RENDER_FAILED', 'this agent has no test page renderer configured');
     }
     const page = context.renderTestPage(context.profile);
-    return { ...page, markings, copies: 1 };
+    return { ...page, notices: noticesOf(page), markings, copies: 1 };
   }
   let copies = 1;
   let source: ReceiptSource;
@@ -108,9 +120,14 @@ export function renderJob(job: Job, context: RenderJobContext): RenderedJob {
     bytes: repeat(rendered.bytes, copies),
     text: rendered.text,
     warnings: rendered.warnings,
+    notices: noticesOf(rendered),
     markings,
     copies,
   };
+}
+
+function noticesOf(rendered: { notices?: readonly JobReason[] }): JobReason[] {
+  return (rendered.notices ?? []).map((n) => ({ code: n.code, message: n.message }));
 }
 
 function repeat(bytes: Uint8Array, times: number): Uint8Array {

@@ -16,13 +16,21 @@
  *
  * At start, jobs left in `printing` by a crash are recovered by the configured policy: printed
  * again marked POSSIBLE DUPLICATE, or held for a person.
+ *
+ * Jobs for a role no configured printer serves (print-protocol v1.1 §4) are not left queued in
+ * silence: they become `waiting` with NO_PRINTER_FOR_ROLE (one event per job, an `unrouted` event
+ * for the log), at start, when one is stored, and every `unroutedSweepMs` (the CLI writes from
+ * another process). They print once the agent runs with a printer for that role.
+ *
+ * Every problem the spooler works around is a `fault` event (the agent logs it and shows it in
+ * the status); `recovered` follows once the store works again.
  */
 import { EventEmitter } from 'node:events';
 import { AgentError } from '../errors.js';
 import type { ReceiptOptions } from '../receipt/options.js';
 import { getProfile, type PrinterProfile } from '../receipt/profile.js';
 import { faultPoint } from './fault-points.js';
-import type { Job } from './job.js';
+import type { Job, JobReason } from './job.js';
 import { type RenderedJob, renderJob, type TestPageRenderer } from './render-job.js';
 import {
   type BackoffOptions,
@@ -89,6 +97,8 @@ export interface SpoolerOptions {
    */
   pollIntervalMs?: number;
   renderTestPage?: TestPageRenderer;
+  /** How often jobs for unserved roles are looked for besides start and inserts; default 10 s. */
+  unroutedSweepMs?: number;
   now?: () => number;
   random?: () => number;
 }
@@ -100,6 +110,12 @@ interface SpoolerEvents {
   transition: [job: Job];
   /** Something went wrong that the spooler works around (store errors while recording). */
   fault: [error: Error, context: { printer: string; jobId: string | null }];
+  /** After a fault: the store answered again (a read after a read fault, a write after a write's). */
+  recovered: [];
+  /** Jobs for `role`, which no configured printer serves, were parked (NO_PRINTER_FOR_ROLE). */
+  unrouted: [role: string, jobs: Job[]];
+  /** An attempt started with notices to report (CONTENT_CUT...), also in its events' warnings. */
+  notices: [job: Job, notices: JobReason[]];
 }
 
 /** One printer's loop state. */
@@ -158,6 +174,10 @@ export class Spooler extends EventEmitter<SpoolerEvents> {
   private readonly random: () => number;
   private running = false;
   private readonly unsubscribe: Array<() => void> = [];
+  /** The kind of store call that failed last, until one of that kind succeeds. */
+  private faultedOn: 'read' | 'write' | null = null;
+  private sweepTimer: NodeJS.Timeout | null = null;
+  private sweepQueued = false;
 
   constructor(private readonly options: SpoolerOptions) {
     super();
@@ -198,9 +218,19 @@ export class Spooler extends EventEmitter<SpoolerEvents> {
     if (this.running) return [];
     const recovered = this.store.recoverInterrupted(this.policy);
     this.running = true;
-    const onJob = (printer: string) => this.lanes.get(printer)?.wake();
+    const onJob = (printer: string) => {
+      const lane = this.lanes.get(printer);
+      if (lane) lane.wake();
+      else this.queueSweep();
+    };
     this.store.on('job', onJob);
     this.unsubscribe.push(() => this.store.off('job', onJob));
+    this.sweepUnrouted();
+    this.sweepTimer = setInterval(
+      () => this.sweepUnrouted(),
+      this.options.unroutedSweepMs ?? 10_000,
+    );
+    this.sweepTimer.unref();
     for (const lane of this.lanes.values()) {
       const monitor = lane.config.monitor;
       if (monitor) {
@@ -223,36 +253,93 @@ export class Spooler extends EventEmitter<SpoolerEvents> {
   async stop(): Promise<void> {
     if (!this.running) return;
     this.running = false;
+    if (this.sweepTimer) clearInterval(this.sweepTimer);
+    this.sweepTimer = null;
     for (const off of this.unsubscribe.splice(0)) off();
     for (const lane of this.lanes.values()) lane.wake();
     await Promise.all([...this.lanes.values()].map((l) => l.done));
   }
 
+  /**
+   * Parks the pending jobs of every role without a lane (print-protocol v1.1 §4 unknown role).
+   * Never throws: a store error is a fault like any other.
+   */
+  sweepUnrouted(): void {
+    if (!this.running) return;
+    let roles: string[];
+    try {
+      roles = this.unknownPrinters();
+      this.healthy('read');
+    } catch (error) {
+      this.fault(error, '(unrouted)', null, 'read');
+      return;
+    }
+    for (const role of roles) {
+      try {
+        const jobs = this.store.markUnrouted(role, {
+          code: 'NO_PRINTER_FOR_ROLE',
+          message: `no configured printer serves role ${role}: waiting until one does (printers[].roles), then printed`,
+        });
+        if (jobs.length === 0) continue;
+        // Only a write that wrote something says the store takes writes again (disk full lets
+        // an empty transaction through).
+        this.healthy('write');
+        for (const job of jobs) this.emit('transition', job);
+        this.emit('unrouted', role, jobs);
+      } catch (error) {
+        this.fault(error, role, null, 'write');
+      }
+    }
+  }
+
+  /** A sweep soon, after the insert that asked for it has returned (never on the ack path). */
+  private queueSweep(): void {
+    if (this.sweepQueued) return;
+    this.sweepQueued = true;
+    setImmediate(() => {
+      this.sweepQueued = false;
+      this.sweepUnrouted();
+    });
+  }
+
   private async run(lane: Lane): Promise<void> {
     while (this.running) {
-      let job: Job | null;
       try {
-        job = this.store.head(lane.config.id);
+        await this.step(lane);
       } catch (error) {
+        // A bug, not an outage: reported like a fault, and the loop goes on (an exception here
+        // must never become an unhandled rejection that takes the daemon down).
         this.fault(error, lane, null);
         await lane.sleep(this.pollIntervalMs);
-        continue;
       }
-      if (!job) {
-        await lane.sleep(this.pollIntervalMs);
-        continue;
-      }
-      if (job.state === 'waiting' && job.nextAttemptAt !== null && !lane.readyNow) {
-        const wait = job.nextAttemptAt - this.now();
-        if (wait > 0) {
-          // Capped by the poll interval: a `jobs retry` from the CLI is seen within it.
-          await lane.sleep(Math.min(wait, this.pollIntervalMs));
-          continue;
-        }
-      }
-      lane.readyNow = false;
-      await this.runJob(lane, job);
     }
+  }
+
+  /** One turn of a printer's loop: the head job, if any and due, printed. */
+  private async step(lane: Lane): Promise<void> {
+    let job: Job | null;
+    try {
+      job = this.store.head(lane.config.id);
+      this.healthy('read');
+    } catch (error) {
+      this.fault(error, lane, null, 'read');
+      await lane.sleep(this.pollIntervalMs);
+      return;
+    }
+    if (!job) {
+      await lane.sleep(this.pollIntervalMs);
+      return;
+    }
+    if (job.state === 'waiting' && job.nextAttemptAt !== null && !lane.readyNow) {
+      const wait = job.nextAttemptAt - this.now();
+      if (wait > 0) {
+        // Capped by the poll interval: a `jobs retry` from the CLI is seen within it.
+        await lane.sleep(Math.min(wait, this.pollIntervalMs));
+        return;
+      }
+    }
+    lane.readyNow = false;
+    await this.runJob(lane, job);
   }
 
   private async runJob(lane: Lane, job: Job): Promise<void> {
@@ -278,7 +365,7 @@ export class Spooler extends EventEmitter<SpoolerEvents> {
     } catch (error) {
       if (isStoreError(error)) {
         // Reading the reprint's original failed: the job is fine, the database is not.
-        this.fault(error, lane, job.jobId);
+        this.fault(error, lane, job.jobId, 'read');
         await lane.sleep(backoffDelay(1, this.backoff, this.random));
         return;
       }
@@ -287,9 +374,14 @@ export class Spooler extends EventEmitter<SpoolerEvents> {
     }
 
     const printing = await this.commit(lane, job, () =>
-      this.store.markPrinting(job.id, { markings: rendered.markings, warnings: rendered.warnings }),
+      this.store.markPrinting(job.id, {
+        markings: rendered.markings,
+        warnings: rendered.warnings,
+        notices: rendered.notices,
+      }),
     );
     if (!printing) return;
+    if (rendered.notices.length > 0) this.emit('notices', printing, rendered.notices);
     faultPoint('after-mark-printing');
 
     let outcome: Awaited<ReturnType<JobPrinter['print']>>;
@@ -362,22 +454,44 @@ export class Spooler extends EventEmitter<SpoolerEvents> {
    */
   private async commit(lane: Lane, job: Job, write: () => Job): Promise<Job | null> {
     for (let attempt = 1; ; attempt++) {
+      let updated: Job;
       try {
-        const updated = write();
-        this.emit('transition', updated);
-        return updated;
+        updated = write();
       } catch (error) {
-        this.fault(error, lane, job.jobId);
+        this.fault(error, lane, job.jobId, 'write');
         if (!isStoreError(error)) return null;
         if (!this.running && attempt >= 3) return null;
         await lane.sleep(backoffDelay(attempt, this.backoff, this.random));
+        continue;
       }
+      this.healthy('write');
+      this.emit('transition', updated);
+      return updated;
     }
   }
 
-  private fault(error: unknown, lane: Lane, jobId: string | null): void {
+  /**
+   * Reports a fault; `on` says which kind of store call failed ('read' or 'write'), so the fault
+   * is cleared only when a call of that kind succeeds again. A fault outside the store (a state
+   * conflict, a bug) counts as a read: the next successful look at the queue clears it.
+   */
+  private fault(
+    error: unknown,
+    lane: Lane | string,
+    jobId: string | null,
+    on: 'read' | 'write' = 'read',
+  ): void {
     const err = error instanceof Error ? error : new Error(String(error));
-    this.emit('fault', err, { printer: lane.config.id, jobId });
+    if (this.faultedOn !== 'write') this.faultedOn = isStoreError(error) ? on : 'read';
+    this.emit('fault', err, { printer: typeof lane === 'string' ? lane : lane.config.id, jobId });
+  }
+
+  /** A store call of kind `on` succeeded: a fault it answers is over. */
+  private healthy(on: 'read' | 'write'): void {
+    if (this.faultedOn === null) return;
+    if (this.faultedOn === 'write' && on !== 'write') return;
+    this.faultedOn = null;
+    this.emit('recovered');
   }
 }
 

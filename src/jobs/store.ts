@@ -21,7 +21,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { existsSync, mkdirSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { AgentError } from '../errors.js';
@@ -35,7 +35,7 @@ import type {
 } from '../protocol/print-protocol.js';
 import { DEFAULT_PRINTER_ROLE } from '../protocol/print-protocol.js';
 import type { ReceiptMarkings } from '../receipt/model.js';
-import { faultMaxPages, faultPoint } from './fault-points.js';
+import { faultMaxPages, faultPoint, faultStoreFailing } from './fault-points.js';
 import {
   FINISHED_STATES,
   type Job,
@@ -55,6 +55,8 @@ import { storeError } from './sqlite-errors.js';
 
 export const DEFAULT_STATE_DIR = '/var/lib/printer-agent';
 export const DATABASE_FILE = 'jobs.db';
+/** Customer data: the database and its WAL and shared-memory files are the service user's only. */
+export const DATABASE_MODE = 0o600;
 /** The meta key of the catch-up cursor (print-protocol §8). */
 const CATCH_UP_CURSOR = 'catch-up.lastOrderNo';
 /** SQLite's own default page limit: "no limit" for our purposes. */
@@ -154,12 +156,20 @@ interface Changes {
   last_error_code?: string | null;
   last_error_message?: string | null;
   warnings?: string;
+  notices?: string;
   markings?: string;
   held?: number;
   queued_at?: number;
   printing_at?: number;
   printed_at?: number;
   finished_at?: number | null;
+}
+
+/** A transition's job event; `withNotices`: it reports the attempt's notices as `warnings`. */
+interface PlannedEvent {
+  state: JobState;
+  reason: JobReason | null;
+  withNotices?: boolean;
 }
 
 interface LedgerRow {
@@ -206,7 +216,10 @@ export class JobStore extends EventEmitter<StoreEvents> {
     }
     let db: Database.Database | undefined;
     try {
-      if (create) mkdirSync(stateDir, { recursive: true, mode: 0o750 });
+      if (create) {
+        mkdirSync(stateDir, { recursive: true, mode: 0o750 });
+        restrictDatabaseFiles(path);
+      }
       db = new Database(path, { timeout: options.busyTimeoutMs ?? 5000 });
       configure(db, options.busyTimeoutMs ?? 5000);
       migrate(db, now());
@@ -274,23 +287,41 @@ export class JobStore extends EventEmitter<StoreEvents> {
   /**
    * Stores a verified print instruction (print-protocol §4). `raw` is the `param` string exactly
    * as received; when given it is what the job keeps.
+   *
+   * - `failed`: store it finished, `failed` with this reason (a stale instruction, v1.1 §4
+   *   freshness: reported, not printed; `jobs retry` prints it). A duplicate stays a duplicate.
+   * - `warnings`: carried by the `queued` (or `failed`) event, e.g. CLOCK_UNSYNCHRONIZED.
+   * - `markings`: printed on the receipt from its first copy on (LATE decided at arrival).
    */
   enqueueInstruction(
     instruction: PrintInstruction,
-    options: { source?: 'mqtt' | 'local'; raw?: string } = {},
+    options: {
+      source?: 'mqtt' | 'local';
+      raw?: string;
+      failed?: JobReason;
+      warnings?: readonly JobReason[];
+      markings?: ReceiptMarkings;
+    } = {},
   ): InsertResult {
-    return this.insert({
-      source: options.source ?? 'mqtt',
-      kind: 'receipt',
-      jobId: instruction.jobId,
-      orderNo: instruction.orderNo,
-      commandId: null,
-      printer: instruction.printer,
-      payloadType: 'instruction',
-      payload: options.raw ?? JSON.stringify(instruction),
-      markings: {},
-      sourceJob: null,
-    });
+    return this.insert(
+      {
+        source: options.source ?? 'mqtt',
+        kind: 'receipt',
+        jobId: instruction.jobId,
+        orderNo: instruction.orderNo,
+        commandId: null,
+        printer: instruction.printer,
+        payloadType: 'instruction',
+        payload: options.raw ?? JSON.stringify(instruction),
+        markings: options.markings ?? {},
+        sourceJob: null,
+      },
+      undefined,
+      {
+        ...(options.failed ? { failed: options.failed } : {}),
+        ...(options.warnings ? { warnings: options.warnings } : {}),
+      },
+    );
   }
 
   /**
@@ -370,7 +401,11 @@ export class JobStore extends EventEmitter<StoreEvents> {
     });
   }
 
-  /** `jobs reprint ORDER_NO`: a local reprint of the stored receipt, marked REPRINT. */
+  /**
+   * `jobs reprint ORDER_NO`: a local reprint of the stored receipt, marked REPRINT, on `printer`
+   * (default: the original's). Which receipt: that role's when the order has one, else the
+   * `receipt` role's, else the oldest (print-protocol v1.1 §4: one receipt per order and role).
+   */
   enqueueReprint(orderNo: string, options: { printer?: string } = {}): InsertResult {
     return this.reprintJob(orderNo, {
       source: 'local',
@@ -407,9 +442,11 @@ export class JobStore extends EventEmitter<StoreEvents> {
       (row) => {
         // Resolved inside the insert's transaction, after the dedupe check: a redelivered
         // reprint command is a duplicate even when the order has since been pruned.
-        const original = this.statement(
-          "SELECT * FROM jobs WHERE kind = 'receipt' AND order_no = ?",
-        ).get(orderNo) as JobRow | undefined;
+        // With a printer: that role's receipt when the order has one, else the one a reprint
+        // without a printer takes (the receipt role's, else the oldest), printed on that printer.
+        const original =
+          (spec.printer !== null ? this.receiptRow(orderNo, spec.printer) : undefined) ??
+          this.receiptRow(orderNo, null);
         if (!original) {
           throw new AgentError(
             'JOB_NOT_FOUND',
@@ -441,7 +478,7 @@ export class JobStore extends EventEmitter<StoreEvents> {
   private insert(
     row: NewJobRow,
     complete?: (row: NewJobRow) => NewJobRow,
-    extra: { failed?: JobReason; alsoWrite?: () => void } = {},
+    extra: { failed?: JobReason; warnings?: readonly JobReason[]; alsoWrite?: () => void } = {},
   ): InsertResult {
     const result = this.write('storing a job', (): InsertResult => {
       const now = this.now();
@@ -480,7 +517,11 @@ export class JobStore extends EventEmitter<StoreEvents> {
         failed?.message ?? null,
       );
       const job = this.mustGet(Number(info.lastInsertRowid));
-      this.addOutbox('job', jobEvent(job, failed ? 'failed' : 'queued', now, failed), now);
+      this.addOutbox(
+        'job',
+        jobEvent(job, failed ? 'failed' : 'queued', now, failed, extra.warnings),
+        now,
+      );
       extra.alsoWrite?.();
       return { status: 'inserted', job };
     });
@@ -493,25 +534,35 @@ export class JobStore extends EventEmitter<StoreEvents> {
   }
 
   private findDuplicate(row: NewJobRow): Extract<InsertResult, { status: 'duplicate' }> | null {
-    const checks: Array<[DedupeKey, string | null, string]> = [
-      ['jobId', row.jobId, 'SELECT * FROM jobs WHERE job_id = ?'],
-      ['commandId', row.commandId, 'SELECT * FROM jobs WHERE command_id = ?'],
+    // print-protocol v1.1 §4: a payment receipt is one per (orderNo, printer role).
+    const receipt = row.kind === 'receipt' && row.orderNo !== null;
+    const checks: Array<[DedupeKey, string | null, string, unknown[], string | null]> = [
+      ['jobId', row.jobId, 'SELECT * FROM jobs WHERE job_id = ?', [row.jobId], row.jobId],
+      [
+        'commandId',
+        row.commandId,
+        'SELECT * FROM jobs WHERE command_id = ?',
+        [row.commandId],
+        row.commandId,
+      ],
       [
         'orderNo',
-        row.kind === 'receipt' ? row.orderNo : null,
-        "SELECT * FROM jobs WHERE kind = 'receipt' AND order_no = ?",
+        receipt ? row.orderNo : null,
+        "SELECT * FROM jobs WHERE kind = 'receipt' AND order_no = ? AND printer = ?",
+        [row.orderNo, row.printer],
+        receipt ? orderLedgerKey(row.orderNo!, row.printer) : null,
       ],
     ];
-    for (const [key, value, sql] of checks) {
+    for (const [key, value, sql, args, ledgerKey] of checks) {
       if (value === null) continue;
-      const stored = this.statement(sql).get(value) as JobRow | undefined;
+      const stored = this.statement(sql).get(...args) as JobRow | undefined;
       if (stored) {
         const job = jobFromRow(stored);
         return { status: 'duplicate', matchedOn: key, job, existing: existingFrom(job) };
       }
       const ledger = this.statement(
         'SELECT * FROM dedupe_ledger WHERE key_kind = ? AND key = ?',
-      ).get(key, value) as LedgerRow | undefined;
+      ).get(key, ledgerKey) as LedgerRow | undefined;
       if (ledger) {
         return {
           status: 'duplicate',
@@ -543,8 +594,15 @@ export class JobStore extends EventEmitter<StoreEvents> {
 
   // Transitions (print-protocol §6) -----------------------------------------------------------
 
-  /** queued/waiting -> printing, before the first byte goes out: a crash from here on is seen. */
-  markPrinting(id: number, render: { markings: ReceiptMarkings; warnings: string[] }): Job {
+  /**
+   * queued/waiting -> printing, before the first byte goes out: a crash from here on is seen. The
+   * render's `notices` (CONTENT_CUT...) are kept with the attempt and reported as `warnings` by its
+   * `printing`, `printed` and `unconfirmed` events.
+   */
+  markPrinting(
+    id: number,
+    render: { markings: ReceiptMarkings; warnings: string[]; notices?: readonly JobReason[] },
+  ): Job {
     return this.transition(id, ['queued', 'waiting'], 'printing', (job, now) => {
       if (job.held) {
         throw new AgentError(
@@ -559,8 +617,9 @@ export class JobStore extends EventEmitter<StoreEvents> {
           next_attempt_at: null,
           markings: JSON.stringify(render.markings),
           warnings: JSON.stringify(render.warnings),
+          notices: JSON.stringify(render.notices ?? []),
         },
-        event: { state: 'printing', reason: null },
+        event: { state: 'printing', reason: null, withNotices: true },
       };
     });
   }
@@ -574,7 +633,7 @@ export class JobStore extends EventEmitter<StoreEvents> {
         last_error_code: null,
         last_error_message: null,
       },
-      event: { state: 'printed', reason: null },
+      event: { state: 'printed', reason: null, withNotices: true },
     }));
   }
 
@@ -582,7 +641,7 @@ export class JobStore extends EventEmitter<StoreEvents> {
   markUnconfirmed(id: number, reason: JobReason): Job {
     return this.transition(id, ['printing'], 'unconfirmed', (_job, now) => ({
       changes: { finished_at: now, ...errorColumns(reason) },
-      event: { state: 'unconfirmed', reason },
+      event: { state: 'unconfirmed', reason, withNotices: true },
     }));
   }
 
@@ -696,10 +755,7 @@ export class JobStore extends EventEmitter<StoreEvents> {
     id: number,
     from: readonly StoredJobState[],
     to: StoredJobState,
-    plan: (
-      job: Job,
-      now: number,
-    ) => { changes: Changes; event: { state: JobState; reason: JobReason | null } | null },
+    plan: (job: Job, now: number) => { changes: Changes; event: PlannedEvent | null },
   ): Job {
     let wrote = false;
     const job = this.write(`moving job ${id} to ${to}`, () => {
@@ -725,7 +781,7 @@ export class JobStore extends EventEmitter<StoreEvents> {
     current: Job,
     to: StoredJobState,
     now: number,
-    plan: { changes: Changes; event: { state: JobState; reason: JobReason | null } | null },
+    plan: { changes: Changes; event: PlannedEvent | null },
   ): Job {
     const entries = Object.entries(plan.changes) as Array<[keyof Changes, unknown]>;
     const columns = ['state', 'updated_at', ...entries.map(([k]) => k)];
@@ -733,7 +789,12 @@ export class JobStore extends EventEmitter<StoreEvents> {
     this.statement(sql).run(to, now, ...entries.map(([, v]) => v), current.id);
     const updated = this.mustGet(current.id);
     if (plan.event) {
-      this.addOutbox('job', jobEvent(updated, plan.event.state, now, plan.event.reason), now);
+      const warnings = plan.event.withNotices ? updated.notices : [];
+      this.addOutbox(
+        'job',
+        jobEvent(updated, plan.event.state, now, plan.event.reason, warnings),
+        now,
+      );
     }
     return updated;
   }
@@ -765,14 +826,28 @@ export class JobStore extends EventEmitter<StoreEvents> {
     return this.getByJobId(ref);
   }
 
-  /** The receipt job of an order (at most one: unique key). */
-  getReceipt(orderNo: string): Job | null {
+  /**
+   * The receipt job of an order for a printer role (at most one: unique key). Without a role: the
+   * `receipt` role's, else the order's oldest receipt job (print-protocol v1.1 §4: one receipt per
+   * order and role). What a `reprint` without `printer` reprints.
+   */
+  getReceipt(orderNo: string, role?: string | null): Job | null {
     return this.read('reading a job', () => {
-      const row = this.statement("SELECT * FROM jobs WHERE kind = 'receipt' AND order_no = ?").get(
-        orderNo,
-      ) as JobRow | undefined;
+      const row = this.receiptRow(orderNo, role ?? null);
       return row ? jobFromRow(row) : null;
     });
+  }
+
+  private receiptRow(orderNo: string, role: string | null): JobRow | undefined {
+    if (role !== null) {
+      return this.statement(
+        "SELECT * FROM jobs WHERE kind = 'receipt' AND order_no = ? AND printer = ?",
+      ).get(orderNo, role) as JobRow | undefined;
+    }
+    return this.statement(
+      `SELECT * FROM jobs WHERE kind = 'receipt' AND order_no = ?
+       ORDER BY printer = '${DEFAULT_PRINTER_ROLE}' DESC, id LIMIT 1`,
+    ).get(orderNo) as JobRow | undefined;
   }
 
   list(options: ListOptions = {}): Job[] {
@@ -811,6 +886,31 @@ export class JobStore extends EventEmitter<StoreEvents> {
         ).all() as Array<{ printer: string }>
       ).map((r) => r.printer),
     );
+  }
+
+  /**
+   * print-protocol v1.1 §4, unknown role: pending jobs of `role` (which no configured printer
+   * serves) become `waiting` with `reason`, ready to print as soon as a printer with that role
+   * exists (`next_attempt_at` now). One event per job: a job already waiting for this reason, or
+   * held for a person, is left alone. Returns the jobs it changed.
+   */
+  markUnrouted(role: string, reason: JobReason): Job[] {
+    const changed = this.write(`parking jobs for role ${role}`, () => {
+      const now = this.now();
+      const rows = this.statement(
+        `SELECT * FROM jobs WHERE printer = ? AND held = 0 AND (state = 'queued'
+           OR (state = 'waiting' AND (last_error_code IS NULL OR last_error_code <> ?)))
+         ORDER BY id`,
+      ).all(role, reason.code) as JobRow[];
+      return rows.map((row) =>
+        this.applyTransition(jobFromRow(row), 'waiting', now, {
+          changes: { next_attempt_at: now, ...errorColumns(reason) },
+          event: { state: 'waiting', reason },
+        }),
+      );
+    });
+    if (changed.length > 0) this.emit('outbox');
+    return changed;
   }
 
   countByState(): Record<StoredJobState, number> {
@@ -1017,7 +1117,12 @@ export class JobStore extends EventEmitter<StoreEvents> {
         const keys: Array<[DedupeKey, string | null]> = [
           ['jobId', r.job_id],
           ['commandId', r.command_id],
-          ['orderNo', r.kind === 'receipt' ? r.order_no : null],
+          [
+            'orderNo',
+            r.kind === 'receipt' && r.order_no !== null
+              ? orderLedgerKey(r.order_no, r.printer)
+              : null,
+          ],
         ];
         for (const [kind, key] of keys) {
           if (key === null) continue;
@@ -1093,6 +1198,7 @@ export class JobStore extends EventEmitter<StoreEvents> {
   /** A write transaction, `BEGIN IMMEDIATE`, with driver errors mapped to catalogue codes. */
   private write<T>(doing: string, fn: () => T): T {
     try {
+      failIfInjected();
       return this.db.transaction(fn).immediate();
     } catch (error) {
       throw storeError(error, doing);
@@ -1101,6 +1207,7 @@ export class JobStore extends EventEmitter<StoreEvents> {
 
   private read<T>(doing: string, fn: () => T): T {
     try {
+      failIfInjected();
       return fn();
     } catch (error) {
       throw storeError(error, doing);
@@ -1125,6 +1232,40 @@ function configure(db: Database.Database, busyTimeoutMs: number): void {
       `the job database refused WAL with synchronous=FULL (journal_mode=${mode}, synchronous=${synchronous}): it would not be durable`,
       { retryable: false },
     );
+  }
+}
+
+/** The dedupe ledger's key of a receipt: one per order and printer role (a role has no '/'). */
+function orderLedgerKey(orderNo: string, role: string): string {
+  return `${role}/${orderNo}`;
+}
+
+/**
+ * Fault test only (guarantee 11 with the agent as a child process): while the file named by
+ * `PRINTER_AGENT_FAULT=store-fails-while:PATH` exists, every read and write fails like an I/O
+ * error. Inert unless that variable is set (src/jobs/fault-points.ts).
+ */
+function failIfInjected(): void {
+  if (faultStoreFailing()) {
+    throw Object.assign(new Error('disk I/O error (injected: PRINTER_AGENT_FAULT)'), {
+      code: 'SQLITE_IOERR',
+    });
+  }
+}
+
+/**
+ * The database file holds customer data: created 0600 before SQLite opens it (SQLite gives the WAL
+ * and shared-memory files the database file's mode), and an existing one (from an older agent, or
+ * loosened by hand) tightened, with its -wal and -shm. Best effort on files someone else owns.
+ */
+function restrictDatabaseFiles(path: string): void {
+  if (!existsSync(path)) closeSync(openSync(path, 'a', DATABASE_MODE));
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) {
+    try {
+      if ((statSync(file).mode & 0o777) !== DATABASE_MODE) chmodSync(file, DATABASE_MODE);
+    } catch {
+      // missing (-wal, -shm before the first write) or not ours: nothing to tighten
+    }
   }
 }
 

@@ -11,11 +11,17 @@
  *   connection is dropped and re-established, and the broker redelivers it.
  * - Handlers are registered before connecting: a resumed session delivers right after CONNACK.
  * - Reconnect with capped exponential backoff; the retained last will marks the agent offline.
+ * - Sizes (print-protocol v1.1 §9): on MQTT 5 the CONNECT asks for `maximumPacketSize`, so the
+ *   broker never sends the agent a packet larger than that (it drops it instead): a 200 MiB
+ *   publish never reaches the process. The bound is well above the message limit, so an
+ *   oversized instruction still arrives and is answered `rejected` (TOO_LARGE). MQTT 3.1.1 has no
+ *   such field: the broker's own limit (Mosquitto `message_size_limit`) is the only bound there.
  */
 import { readFileSync } from 'node:fs';
 import mqtt, { type IClientOptions, type IPublishPacket, type MqttClient } from 'mqtt';
 import { AgentError } from '../errors.js';
 import type { Logger } from '../logging.js';
+import { tlsFailure } from './tls-failure.js';
 
 export interface MqttConnectionOptions {
   url: string;
@@ -30,6 +36,8 @@ export interface MqttConnectionOptions {
   reconnectMaxMs: number;
   subscriptions: string[];
   will: { topic: string; payload: string };
+  /** MQTT 5 `maximumPacketSize` asked of the broker (bytes); absent: none asked. */
+  maxPacketBytes?: number;
 }
 
 /** What the inbox decides for a message: `ack` once it is stored (or rejected and recorded). */
@@ -46,6 +54,8 @@ export class MqttConnection {
   readonly client: MqttClient;
   private attempts = 0;
   private holding = false;
+  /** This attempt's TLS failure is logged already. */
+  private tlsLogged = false;
 
   constructor(
     private readonly options: MqttConnectionOptions,
@@ -75,14 +85,25 @@ export class MqttConnection {
         retain: true,
       },
       ...(options.protocolVersion === 5
-        ? { properties: { sessionExpiryInterval: options.sessionExpirySec } }
+        ? {
+            properties: {
+              sessionExpiryInterval: options.sessionExpirySec,
+              ...(options.maxPacketBytes !== undefined
+                ? { maximumPacketSize: options.maxPacketBytes }
+                : {}),
+            },
+          }
         : {}),
       manualConnect: true,
     };
     this.client = mqtt.connect(options.url, clientOptions);
     // Registered before connect(): a resumed session delivers its queue right after CONNACK.
     this.client.handleMessage = (packet: IPublishPacket, callback: (error?: Error) => void) => {
-      void this.handle(packet, callback);
+      // handle() catches what the inbox throws; this catch is for a bug in handle itself, which
+      // must not become an unhandled rejection (reliability guarantee 11: the daemon stays up).
+      this.handle(packet, callback).catch((error: unknown) =>
+        this.log.error({ err: error }, 'message handling failed'),
+      );
     };
     this.client.on('connect', (connack) => {
       this.attempts = 0;
@@ -103,7 +124,21 @@ export class MqttConnection {
       this.client.options.reconnectPeriod = Math.round(next / 2 + Math.random() * (next / 2));
     });
     this.client.on('offline', () => this.events.offline());
-    this.client.on('error', (error) => this.log.warn({ err: error }, 'broker connection error'));
+    this.client.on('error', (error) => {
+      // A failed TLS check is logged once per attempt as an error naming the check and the fix
+      // (tls-failure.ts); mqtt.js reports it twice and then retries like any other failure.
+      const failure = tlsFailure(error, { clientCertificate: tls?.certFile !== undefined });
+      if (!failure) return this.log.warn({ err: error }, 'broker connection error');
+      if (this.tlsLogged) return;
+      this.tlsLogged = true;
+      this.log.error(
+        { err: error, tlsCheck: failure.check, fix: failure.fix },
+        `broker TLS check failed (${failure.check}): ${failure.reason}; not connected, will retry`,
+      );
+    });
+    this.client.on('close', () => {
+      this.tlsLogged = false;
+    });
   }
 
   connect(): void {

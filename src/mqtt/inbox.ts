@@ -1,7 +1,15 @@
 /**
  * The inbox: every message on `/print` and `/command` is opened (size, signature over the raw
- * param, identity, schema: print-protocol §3), stored, and only then acknowledged. Nothing prints
- * here: the spooler prints from the store.
+ * param, identity, `storeId` in the signed param, schema: print-protocol §3, v1.1 §4), stored, and
+ * only then acknowledged. Nothing prints here: the spooler prints from the store.
+ *
+ * Freshness (print-protocol v1.1 §4): while the system clock is known to be synchronized, an
+ * instruction whose createTime (service time) is older than the anti-replay age is stored `failed`
+ * (STALE_ORDER), reported and not printed; one older than `lateAfterMs` prints marked LATE from
+ * its first copy (the broker may have held it for hours). While the clock is not known to be
+ * synchronized the age is not checked and the `queued` event says so (CLOCK_UNSYNCHRONIZED): a
+ * wrong clock never drops a receipt. The clock's state is a cached reading: no process is spawned
+ * on the ack path. A duplicate is a duplicate before any of this.
  *
  * - Stored or found duplicate: ack (a duplicate is answered with a `duplicate` job event).
  * - Rejected (forged, tampered, wrong store, oversize, malformed): recorded as a `rejected` job
@@ -9,27 +17,62 @@
  * - The store cannot take it (disk full, database error): not acked, and the agent reports the
  *   fault; the broker keeps the message (guarantee 11).
  */
+import type { ClockReading, ClockSource } from '../clock-sync.js';
 import { AgentError } from '../errors.js';
 import { faultPoint } from '../jobs/fault-points.js';
+import type { JobReason } from '../jobs/job.js';
 import type { JobStore } from '../jobs/store.js';
 import type { Logger } from '../logging.js';
-import { openEnvelope } from '../protocol/envelope.js';
+import { type Opened, openEnvelope } from '../protocol/envelope.js';
+import { mqttMaxPacketBytes } from '../protocol/limits.js';
 import {
   type Command,
   commandSchema,
+  inboundInstructionSchema,
   type NewJobEvent,
-  printInstructionSchema,
+  type PrintInstruction,
 } from '../protocol/print-protocol.js';
 import type { RsaKey, SignatureScheme } from '../protocol/signing.js';
+import { formatTimestamp, wallClockMs } from '../protocol/time.js';
+import type { ReceiptMarkings } from '../receipt/model.js';
 import type { Disposition } from './connection.js';
+
+export const DEFAULT_FRESHNESS_MAX_AGE_MS = 7 * 24 * 60 * 60_000;
 
 export interface InboxOptions {
   appId: string;
   storeKey: string;
+  /** This store's id (print-protocol §1): instructions and commands must name it (v1.1 §4). */
+  storeId: string;
   serviceKey: RsaKey;
   scheme: SignatureScheme;
   maxBytes: number;
   topics: { print: string; command: string };
+  /** The anti-replay age (v1.1 §4); default 7 days. */
+  maxAgeMs?: number;
+  /** IANA zone createTime is written in (the service's); default the host's. */
+  timeZone?: string;
+  /** Whether the system clock can be trusted now; default: never (the rule is skipped). */
+  clock?: ClockSource;
+  /** An instruction older than this on arrival prints marked LATE; null or absent: never. */
+  lateAfterMs?: number | null;
+  now?: () => number;
+}
+
+const UNKNOWN_CLOCK: ClockSource = {
+  current: () => ({
+    synchronized: false,
+    source: 'none',
+    detail: 'no clock source configured',
+    at: 0,
+  }),
+};
+
+/** What freshness decided for an instruction: how to store it. */
+interface Freshness {
+  failed?: JobReason;
+  warnings?: JobReason[];
+  markings?: ReceiptMarkings;
 }
 
 export interface InboxHooks {
@@ -40,12 +83,20 @@ export interface InboxHooks {
 }
 
 export class Inbox {
+  private readonly clock: ClockSource;
+  private readonly now: () => number;
+  /** Whether the last instruction met a synchronized clock (logged when it changes). */
+  private lastSynchronized: boolean | null = null;
+
   constructor(
     private readonly store: JobStore,
     private readonly options: InboxOptions,
     private readonly hooks: InboxHooks,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.clock = options.clock ?? UNKNOWN_CLOCK;
+    this.now = options.now ?? Date.now;
+  }
 
   private event(partial: Partial<NewJobEvent> & Pick<NewJobEvent, 'state'>): NewJobEvent {
     return {
@@ -96,17 +147,23 @@ export class Inbox {
       verifyKey: this.options.serviceKey,
       scheme: this.options.scheme,
       identity,
+      storeId: this.options.storeId,
       maxBytes: this.options.maxBytes,
+      // An oversized message is still verified (never parsed unsigned) up to the packet bound the
+      // agent asks of the broker, so its rejection can name the job when the signature holds.
+      verifyOversizeUpTo: mqttMaxPacketBytes(this.options.maxBytes),
     };
     if (kind === 'print') {
-      const opened = openEnvelope(payload, { ...common, paramSchema: printInstructionSchema });
-      if (!opened.ok) return this.reject(kind, opened.error, payload);
+      const opened = openEnvelope(payload, { ...common, paramSchema: inboundInstructionSchema });
+      if (!opened.ok) return this.reject(kind, opened);
       const instruction = opened.param;
       // Crash test only (fault matrix row 1): dies after receiving, before the commit: no ack.
       faultPoint('inbox-before-commit');
+      const fresh = this.freshness(instruction);
       const result = this.store.enqueueInstruction(instruction, {
         source: 'mqtt',
         raw: opened.envelope.param,
+        ...fresh,
       });
       if (result.status === 'duplicate') {
         this.log.info(
@@ -125,17 +182,83 @@ export class Inbox {
             },
           }),
         );
+      } else if (fresh.failed) {
+        this.log.warn(
+          {
+            jobId: instruction.jobId,
+            orderNo: instruction.orderNo,
+            id: result.job.id,
+            createTime: instruction.createTime,
+            code: fresh.failed.code,
+          },
+          `stale instruction stored failed, not printed: ${fresh.failed.message}`,
+        );
       } else {
         this.log.info(
-          { jobId: instruction.jobId, orderNo: instruction.orderNo, id: result.job.id },
+          {
+            jobId: instruction.jobId,
+            orderNo: instruction.orderNo,
+            id: result.job.id,
+            ...(fresh.markings?.late ? { late: true } : {}),
+            ...(fresh.warnings ? { warnings: fresh.warnings.map((w) => w.code) } : {}),
+          },
           'instruction queued',
         );
       }
       return 'ack';
     }
     const opened = openEnvelope(payload, { ...common, paramSchema: commandSchema });
-    if (!opened.ok) return this.reject(kind, opened.error, payload);
+    if (!opened.ok) return this.reject(kind, opened);
     return this.command(opened.param, opened.envelope.param);
+  }
+
+  /**
+   * print-protocol v1.1 §4 freshness. createTime has no zone: it is read in the service's zone, as
+   * "now" is, and the two wall-clock values are subtracted (a day-scale limit makes a zone error
+   * harmless). A createTime in the future is not stale.
+   */
+  private freshness(instruction: PrintInstruction): Freshness {
+    const reading = this.clock.current();
+    this.noteClock(reading);
+    if (!reading.synchronized) {
+      return {
+        warnings: [
+          {
+            code: 'CLOCK_UNSYNCHRONIZED',
+            message: `${reading.detail}: the age of createTime ${instruction.createTime} was not checked`,
+          },
+        ],
+      };
+    }
+    const created = wallClockMs(instruction.createTime);
+    const now = wallClockMs(formatTimestamp(new Date(this.now()), this.options.timeZone));
+    if (created === null || now === null) return {};
+    const ageMs = now - created;
+    const lateAfterMs = this.options.lateAfterMs ?? null;
+    const markings: ReceiptMarkings | undefined =
+      lateAfterMs !== null && ageMs >= lateAfterMs ? { late: true } : undefined;
+    const maxAgeMs = this.options.maxAgeMs ?? DEFAULT_FRESHNESS_MAX_AGE_MS;
+    if (ageMs <= maxAgeMs) return markings ? { markings } : {};
+    return {
+      ...(markings ? { markings } : {}),
+      failed: {
+        code: 'STALE_ORDER',
+        message: `createTime ${instruction.createTime} (service time) is ${days(ageMs)} old, older than ${days(maxAgeMs)} (freshness.maxAgeDays): treated as a replay, not printed; \`printer-agent jobs retry\` prints it`,
+      },
+    };
+  }
+
+  /** Logs when the clock's trust changes, not per instruction. */
+  private noteClock(reading: ClockReading): void {
+    if (reading.synchronized === this.lastSynchronized) return;
+    this.lastSynchronized = reading.synchronized;
+    if (reading.synchronized)
+      this.log.info({ clock: reading.source }, `${reading.detail}: instruction ages are checked`);
+    else
+      this.log.warn(
+        { clock: reading.source },
+        `${reading.detail}: instruction ages are not checked (CLOCK_UNSYNCHRONIZED in job events)`,
+      );
   }
 
   private command(command: Command, raw: string): Disposition {
@@ -183,28 +306,39 @@ export class Inbox {
     return 'ack';
   }
 
-  /** Records and reports a rejection; the ids are echoed only when the signature held. */
-  private reject(kind: 'print' | 'command', error: AgentError, payload: Buffer): Disposition {
-    let jobId: string | null = null;
-    let orderNo: string | null = null;
-    if (error.code === 'PARAM_INVALID' || error.code === 'IDENTITY_MISMATCH') {
-      // The signature verified (it is checked first), so the ids in param are authentic enough
-      // to help the service match the rejection to what it sent.
-      try {
-        const param = JSON.parse(JSON.parse(payload.toString('utf8')).param) as Record<
-          string,
-          unknown
-        >;
-        jobId = typeof param.jobId === 'string' ? param.jobId.slice(0, 64) : null;
-        orderNo = typeof param.orderNo === 'string' ? param.orderNo.slice(0, 64) : null;
-      } catch {
-        // not readable: report without ids
-      }
-    }
-    this.log.warn({ kind, code: error.code, reason: error.message, jobId }, 'message rejected');
-    this.store.recordEvent(
-      this.event({ jobId, orderNo, state: 'rejected', reason: error.toReason() }),
+  /**
+   * Records and reports a rejection. The ids are echoed only when the signature held (openEnvelope
+   * says so with `signed`), so they are authentic enough to help the service match the rejection
+   * to what it sent; an unsigned message names nothing.
+   */
+  private reject(kind: 'print' | 'command', opened: Extract<Opened<unknown>, { ok: false }>) {
+    const { error } = opened;
+    const param = opened.signed?.param ?? null;
+    const id = (key: string) =>
+      param && typeof param[key] === 'string' ? (param[key] as string).slice(0, 64) : null;
+    const commandId = kind === 'command' ? id('commandId') : null;
+    const jobId = kind === 'print' ? id('jobId') : commandId ? `command:${commandId}` : null;
+    const orderNo = id('orderNo');
+    this.log.warn(
+      { kind, code: error.code, reason: error.message, jobId, orderNo },
+      'message rejected',
     );
-    return 'ack';
+    this.store.recordEvent(
+      this.event({
+        jobId,
+        orderNo,
+        ...(commandId ? { commandId } : {}),
+        state: 'rejected',
+        reason: error.toReason(),
+      }),
+    );
+    return 'ack' as const;
   }
+}
+
+/** An age in days for messages: `8.2 days`, or hours under two days. */
+function days(ms: number): string {
+  const d = ms / 86_400_000;
+  if (d < 2) return `${(ms / 3_600_000).toFixed(1)} hours`;
+  return `${Number.isInteger(d) ? d : d.toFixed(1)} days`;
 }

@@ -5,6 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import mqtt, { type IClientOptions } from 'mqtt';
+import { type TlsFailure, tlsFailure } from './tls-failure.js';
 
 export interface ProbeOptions {
   url: string;
@@ -17,7 +18,13 @@ export interface ProbeOptions {
   tls?: { caFile?: string; certFile?: string; keyFile?: string; rejectUnauthorized?: boolean };
 }
 
-export type ProbeResult = { ok: true } | { ok: false; reason: string };
+/**
+ * `tls`: the TLS check that failed (unknown CA, expired, host name, client certificate...).
+ * `maximumPacketSize`: the largest packet the broker accepts, when its MQTT 5 CONNACK says.
+ */
+export type ProbeResult =
+  | { ok: true; maximumPacketSize?: number }
+  | { ok: false; reason: string; tls?: TlsFailure };
 
 /** Connects once and disconnects; the reason names what failed, never a credential. */
 export function probeBroker(options: ProbeOptions, timeoutMs = 5000): Promise<ProbeResult> {
@@ -55,8 +62,14 @@ export function probeBroker(options: ProbeOptions, timeoutMs = 5000): Promise<Pr
       () => finish({ ok: false, reason: `no answer within ${timeoutMs} ms` }),
       timeoutMs,
     );
-    client.once('connect', () => finish({ ok: true }));
+    client.once('connect', (connack) => {
+      const max = connack.properties?.maximumPacketSize;
+      finish(typeof max === 'number' ? { ok: true, maximumPacketSize: max } : { ok: true });
+    });
     client.on('error', (error) => {
+      const tls = tlsFailure(error, { clientCertificate: options.tls?.certFile !== undefined });
+      if (tls)
+        return finish({ ok: false, reason: `TLS check failed (${tls.check}): ${tls.reason}`, tls });
       const code = (error as NodeJS.ErrnoException).code;
       const known = !code || error.message.includes(code);
       finish({ ok: false, reason: known ? error.message : `${error.message} (${code})` });

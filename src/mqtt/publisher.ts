@@ -6,8 +6,15 @@
  * `publish` resolves on the broker's PUBACK and rejects at once while disconnected. It never lets
  * mqtt.js queue a message offline: the service's outbox is the one durable queue, and a second,
  * in-memory one would publish the same instruction again after the outbox retried it.
+ *
+ * For an mqtts:// URL, `tls` names the CA file that verifies the broker certificate and the
+ * client certificate a broker may require, with the same option names as the agent's
+ * `mqtt.tls`. A broker certificate that does not verify is refused (mqtt.js reports it as an
+ * `error`, logged) and retried like a broker that is down: nothing is published to it.
  */
+import { readFileSync } from 'node:fs';
 import mqtt, { type MqttClient } from 'mqtt';
+import { AgentError } from '../errors.js';
 import type { Logger } from '../logging.js';
 import { topics } from '../protocol/print-protocol.js';
 
@@ -18,8 +25,31 @@ export interface PublisherOptions {
   clientId?: string;
   username?: string;
   password?: string;
+  /** TLS for mqtts:// URLs; file paths as given (the caller resolves them). */
+  tls?: PublisherTls;
   /** Called on every (re)connect, so the owner can drain its outbox at once. */
   onConnect?: () => void;
+}
+
+export interface PublisherTls {
+  /** PEM CA certificate(s) that verify the broker; default the system CAs. */
+  caFile?: string;
+  /** PEM client certificate, with `keyFile`, for brokers that require one. */
+  certFile?: string;
+  keyFile?: string;
+  /** Verify the broker certificate (default true); off only for a test broker. */
+  rejectUnauthorized?: boolean;
+}
+
+/** Reads a TLS file once at start; a missing file is a config error naming the option. */
+function readTlsFile(option: string, file: string | undefined): Buffer | undefined {
+  if (file === undefined) return undefined;
+  try {
+    return readFileSync(file);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? 'unreadable';
+    throw new AgentError('CONFIG_INVALID', `mqtt.tls.${option}: cannot read ${file} (${code})`);
+  }
 }
 
 export class MqttPublisher {
@@ -29,7 +59,12 @@ export class MqttPublisher {
     private readonly options: PublisherOptions,
     private readonly log?: Logger,
   ) {
+    const tls = options.tls;
     this.client = mqtt.connect(options.url, {
+      ca: readTlsFile('caFile', tls?.caFile),
+      cert: readTlsFile('certFile', tls?.certFile),
+      key: readTlsFile('keyFile', tls?.keyFile),
+      rejectUnauthorized: tls?.rejectUnauthorized ?? true,
       protocolVersion: options.protocolVersion ?? 5,
       clientId: options.clientId ?? `order-service-${process.pid}`,
       clean: true,

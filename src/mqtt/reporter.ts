@@ -3,6 +3,10 @@
  * the outbox to `/job` (QoS 1) in order and removes a row only after its PUBACK, publishes the
  * retained `/status` on every change, on every (re)connect and every `statusIntervalMs`, and
  * publishes the offline status on a graceful stop (the retained last will covers a crash).
+ *
+ * Nothing here rejects (reliability guarantee 11): its calls are fired and forgotten from timers
+ * and events, so a failure (the broker gone, the store unreadable while the status is built) is
+ * logged and tried again later, never an unhandled rejection that would end the daemon.
  */
 import type { JobStore } from '../jobs/store.js';
 import type { Logger } from '../logging.js';
@@ -33,7 +37,7 @@ export class Reporter {
 
   start(): void {
     this.store.on('outbox', this.onOutbox);
-    this.timer = setInterval(() => void this.publishStatus(true), this.options.statusIntervalMs);
+    this.timer = setInterval(() => this.publishStatusSoon(true), this.options.statusIntervalMs);
     this.timer.unref();
   }
 
@@ -49,10 +53,24 @@ export class Reporter {
     await this.drain();
   }
 
-  /** Publishes the status if it changed (or always with `force`). */
+  /** Fire and forget, from timers and events: never rejects. */
+  publishStatusSoon(force = false): void {
+    this.publishStatus(force).catch((error: unknown) =>
+      this.log.error({ err: (error as Error)?.message ?? String(error) }, 'status not published'),
+    );
+  }
+
+  /** Publishes the status if it changed (or always with `force`). Never rejects. */
   async publishStatus(force = false): Promise<void> {
     if (!this.connection.connected) return;
-    const status = this.options.status();
+    let status: AgentStatus;
+    try {
+      status = this.options.status();
+    } catch (error) {
+      // The agent's status() reports store errors itself; this is the last line of defence.
+      this.log.error({ err: (error as Error)?.message ?? String(error) }, 'status not built');
+      return;
+    }
     // `at` changes every time; compare the rest.
     const key = JSON.stringify({ ...status, at: null });
     if (!force && key === this.lastStatus) return;

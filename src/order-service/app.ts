@@ -3,43 +3,83 @@
  * fastify instance that is not listening, so tests drive it with `inject()` and the CLI decides
  * where to listen.
  *
- * Every request goes through the same steps: Content-Type, body size, envelope (2.1), signature
- * with the app's registered key, storeKey among the app's stores, and only then the param schema
- * (all done by protocol's `openEnvelope`, which never parses unauthenticated param).
+ * Every request goes through the same steps: Content-Type, body size, JSON nesting depth (body and
+ * param), envelope (2.1), signature with the app's registered key, storeKey among the app's
+ * stores, and only then the param schema (protocol's `openEnvelope`, which never parses
+ * unauthenticated param). Every answer is signed (`X-Signature`, print-protocol v1.1 §8), and the
+ * HTTP server cuts off slow and idle clients and caps connections (§9).
  */
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
+import type { Server } from 'node:http';
+import type { Socket } from 'node:net';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyHttpOptions,
+  type FastifyInstance,
+  type FastifyReply,
+} from 'fastify';
 import type { AgentError } from '../errors.js';
 import type { Logger } from '../logging.js';
 import {
   buildResponse,
   type CreateParams,
   createParamsSchema,
+  DEFAULT_MAX_MESSAGE_BYTES,
+  DEFAULT_SIGNATURE_SCHEME,
   formatTimestamp,
+  MAX_JSON_DEPTH,
   openEnvelope,
   type QueryParams,
   queryParamsSchema,
+  RESPONSE_SIGNATURE_HEADER,
   type RsaKey,
+  type SignatureScheme,
+  tooDeep,
 } from '../protocol/index.js';
 import { type CallbackOptions, CallbackSender, callbackBody } from './callbacks.js';
 import { codeForEnvelopeError, RESPONSE_CODES, type ResponseCodeName } from './codes.js';
 import type { RegisteredStore, Registry } from './config.js';
+import { canonicalCreate, canonicalStored, differingFields } from './create-identity.js';
 import { toOrderRecord } from './order-record.js';
 import { Outbox } from './outbox.js';
 import { buildPrintInstruction } from './print-instruction.js';
 import type { InstructionPublisher } from './publisher.js';
 import { classifyQueryRejection } from './query-rejection.js';
+import { ResponseSigner } from './response-signature.js';
 import type { OrderStore } from './store.js';
+
+/** Timeouts and the connection cap of the HTTP server (the config's `http` section). */
+export interface HttpLimits {
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+  keepAliveTimeoutMs: number;
+  idleTimeoutMs: number;
+  maxConnections: number;
+}
+
+/** The config schema's defaults, for a service built without a config (tests). */
+export const DEFAULT_HTTP_LIMITS: HttpLimits = {
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  keepAliveTimeoutMs: 5000,
+  idleTimeoutMs: 60_000,
+  maxConnections: 256,
+};
 
 export interface AppOptions {
   registry: Registry;
   store: OrderStore;
   serviceKey: RsaKey;
+  /** Scheme of every signature made and checked (print-protocol §3); default RSA-SHA256. */
+  scheme?: SignatureScheme;
   publisher: InstructionPublisher;
   /** Send `data` as a JSON-encoded string, as the spec's sample does (order-api 2.10). */
   dataAsString?: boolean;
   /** IANA zone of createTime; default the host's zone. */
   timeZone?: string;
   maxBodyBytes?: number;
+  /** The agents' message size limit: larger instructions are refused at create (41301). */
+  agentMaxMessageBytes?: number;
+  http?: Partial<HttpLimits>;
   /** Retry interval of the outbox while instructions are pending; 0 disables the timer. */
   outboxRetryMs?: number;
   publishTimeoutMs?: number;
@@ -49,22 +89,86 @@ export interface AppOptions {
   logger?: Logger;
 }
 
-const DEFAULT_MAX_BODY = 1_048_576;
+const DEFAULT_MAX_BODY = 262_144;
 
 function isJson(contentType: string | undefined): boolean {
   return contentType?.split(';')[0]?.trim().toLowerCase() === 'application/json';
+}
+
+/** Raised inside the create transaction: the order's instruction would not fit the agents. */
+class InstructionTooLarge extends Error {
+  constructor(readonly bytes: number) {
+    super('print instruction too large');
+  }
+}
+
+/** A body nested deeper than MAX_JSON_DEPTH, refused before JSON.parse walks it. */
+class BodyTooDeep extends Error {
+  readonly statusCode = 400;
+  readonly code = 'PA_BODY_TOO_DEEP';
+}
+
+/**
+ * Node checks the header and request timeouts on an interval (30 s by default), so a timeout
+ * fires up to that much late; a quarter of the shortest timeout, at most 1 s, keeps it close.
+ */
+function checkingInterval(limits: HttpLimits): number {
+  const shortest = Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs);
+  return Math.max(50, Math.min(1000, Math.floor(shortest / 4)));
 }
 
 export function buildApp(
   options: AppOptions,
 ): FastifyInstance & { outbox: Outbox; callbacks: CallbackSender | null } {
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY;
+  const agentMaxBytes = options.agentMaxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+  const scheme = options.scheme ?? DEFAULT_SIGNATURE_SCHEME;
+  const limits: HttpLimits = { ...DEFAULT_HTTP_LIMITS, ...options.http };
   const now = options.now ?? (() => new Date());
   const log = options.logger;
+  const signer = new ResponseSigner(options.serviceKey, scheme);
+
+  // Framework-level answers to broken HTTP (a header timeout, malformed request line) are written
+  // straight to the socket; they get our envelope and signature like every other answer.
+  function clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket) {
+    if (error.code === 'ECONNRESET' || socket.destroyed) return;
+    const timeout = error.code === 'ERR_HTTP_REQUEST_TIMEOUT';
+    const [status, text, name]: [number, string, ResponseCodeName] = timeout
+      ? [408, 'Request Timeout', 'REQUEST_TIMEOUT']
+      : error.code === 'HPE_HEADER_OVERFLOW'
+        ? [431, 'Request Header Fields Too Large', 'HEADERS_TOO_LARGE']
+        : [400, 'Bad Request', 'HTTP_INVALID'];
+    log?.debug({ err: error.code }, 'client error answered and connection closed');
+    const { code, message } = RESPONSE_CODES[name];
+    const body = JSON.stringify(buildResponse(code, message, null));
+    if (socket.writable) {
+      socket.write(
+        `HTTP/1.1 ${status} ${text}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+          `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+          `X-Signature: ${signer.sign(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
+    }
+    socket.destroy();
+  }
+
+  const serverOptions: FastifyHttpOptions<Server> = {
+    bodyLimit: maxBodyBytes,
+    // Slow or abusive clients (print-protocol v1.1 §9), all enforced by node's http server.
+    connectionTimeout: limits.idleTimeoutMs,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+    requestTimeout: limits.requestTimeoutMs,
+    http: {
+      headersTimeout: limits.headersTimeoutMs,
+      connectionsCheckingInterval: checkingInterval(limits),
+    },
+    clientErrorHandler,
+  };
   // pino's Logger is a FastifyBaseLogger at runtime; the generic types differ only in detail.
   const app: FastifyInstance = log
-    ? Fastify({ bodyLimit: maxBodyBytes, loggerInstance: log as unknown as FastifyBaseLogger })
-    : Fastify({ bodyLimit: maxBodyBytes, logger: false });
+    ? Fastify({ ...serverOptions, loggerInstance: log as unknown as FastifyBaseLogger })
+    : Fastify({ ...serverOptions, logger: false });
+  // Further connections are closed at once by node, before a byte of them is read.
+  app.server.maxConnections = limits.maxConnections;
   const outbox = new Outbox(options.store, options.publisher, log, options.publishTimeoutMs);
   const callbacks = options.callbacks
     ? new CallbackSender(options.store, { now: () => now().getTime(), ...options.callbacks }, log)
@@ -87,6 +191,14 @@ export function buildApp(
   const reject = (reply: FastifyReply, error: AgentError, name?: ResponseCodeName) =>
     send(reply, name ?? codeForEnvelopeError(error), null, error.message);
 
+  // print-protocol v1.1 §8: every body sent is signed over its exact bytes. Registered first, so
+  // it signs what the handlers made; fastify has serialized objects to a string by now.
+  app.addHook('onSend', async (_request, reply, payload) => {
+    if (typeof payload === 'string' || payload instanceof Uint8Array)
+      reply.header(RESPONSE_SIGNATURE_HEADER, signer.sign(payload));
+    return payload;
+  });
+
   // Checked before the body is read: the spec requires the header (4.1, 4.2).
   app.addHook('onRequest', async (request, reply) => {
     if (request.method === 'POST' && !isJson(request.headers['content-type'])) {
@@ -94,11 +206,24 @@ export function buildApp(
     }
   });
 
+  // The body's nesting is measured on the raw text before JSON.parse (and fastify's prototype
+  // poisoning scan, which recurses) walks it: a 20,000-deep body is a client error, not a crash.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (tooDeep(body as string)) {
+      done(new BodyTooDeep(`body: nests deeper than ${MAX_JSON_DEPTH} levels`), undefined);
+      return;
+    }
+    parseJson(request, body as string, done);
+  });
+
   // Framework errors (bad JSON, body too large) are the client's: answered 200 with our code.
   app.setErrorHandler(
     (error: { code?: string; statusCode?: number; message: string }, _req, reply) => {
       if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE')
         return send(reply, 'TOO_LARGE', null, `body: the limit is ${maxBodyBytes} bytes`);
+      if (error instanceof BodyTooDeep) return send(reply, 'TOO_DEEP', null, error.message);
       if (error.statusCode !== undefined && error.statusCode < 500)
         return send(reply, 'ENVELOPE_INVALID', null, 'body: must be a JSON object');
       log?.error({ err: error }, 'order service failure');
@@ -108,50 +233,107 @@ export function buildApp(
   app.setNotFoundHandler((_req, reply) => send(reply, 'NOT_FOUND', null, undefined, 404));
 
   const size = (header: string | undefined) => (header ? Number(header) : undefined);
+  // The same bound for the JSON inside `param` (a string, so the body's scan skipped it), checked
+  // before anything parses it: here too a deep param is the client's mistake, never a 500.
+  const deepParam = (body: unknown) => {
+    const param = (body as { param?: unknown } | null)?.param;
+    return typeof param === 'string' && tooDeep(param);
+  };
+  const refuseDeepParam = (reply: FastifyReply) =>
+    send(reply, 'TOO_DEEP', null, `param: nests deeper than ${MAX_JSON_DEPTH} levels`);
   const identity = (appId: string, storeKey: string) =>
     options.registry.store(appId, storeKey) !== undefined;
   const verifyKey = (appId: string) => options.registry.appKey(appId);
 
   app.post('/open-api/order/create', async (request, reply) => {
+    if (deepParam(request.body)) return refuseDeepParam(reply);
     const opened = openEnvelope(
       request.body as object,
-      { verifyKey, identity, paramSchema: createParamsSchema, maxBytes: maxBodyBytes },
+      { verifyKey, identity, scheme, paramSchema: createParamsSchema, maxBytes: maxBodyBytes },
       size(request.headers['content-length']),
     );
     if (!opened.ok) return reject(reply, opened.error);
     const { envelope } = opened;
     const params: CreateParams = opened.param;
     const store = options.registry.store(envelope.appId, envelope.storeKey)!;
-    const order = options.store.createOrder(
-      {
-        appId: envelope.appId,
-        storeKey: envelope.storeKey,
-        createTime: formatTimestamp(now(), options.timeZone),
-        orderType: params.orderType,
-        pickUpNum: params.pickUpNum ? params.pickUpNum : null,
-        rawParam: envelope.param,
-      },
-      (stored) => ({
-        ...buildPrintInstruction(stored, options.serviceKey),
-        storeId: store.storeId,
-      }),
-      (stored) =>
-        callbacks && store.callbackUrl
-          ? {
-              url: store.callbackUrl,
-              body: callbackBody(stored, store, options.serviceKey),
-              nextAt: now().getTime(),
-            }
-          : null,
-    );
-    request.log.info(
-      { appId: envelope.appId, storeId: store.storeId, orderNo: order.orderNo },
-      'order created',
-    );
+    let outcome: ReturnType<OrderStore['createOrder']>;
+    try {
+      outcome = options.store.createOrder(
+        {
+          appId: envelope.appId,
+          storeKey: envelope.storeKey,
+          createTime: formatTimestamp(now(), options.timeZone),
+          orderType: params.orderType,
+          pickUpNum: params.pickUpNum ? params.pickUpNum : null,
+          paymentTransactionId: params.paymentTransactionId,
+          rawParam: envelope.param,
+        },
+        (stored) => {
+          const instruction = buildPrintInstruction(
+            stored,
+            store.storeId,
+            options.serviceKey,
+            scheme,
+          );
+          // Measured on the exact envelope that would be published; throwing rolls back the
+          // order, so nothing is stored, numbered or published for a create no agent accepts.
+          const bytes = Buffer.byteLength(instruction.body, 'utf8');
+          if (bytes > agentMaxBytes) throw new InstructionTooLarge(bytes);
+          return instruction;
+        },
+        (stored) =>
+          callbacks && store.callbackUrl
+            ? {
+                url: store.callbackUrl,
+                body: callbackBody(stored, store, options.serviceKey, scheme),
+                nextAt: now().getTime(),
+              }
+            : null,
+      );
+    } catch (error) {
+      if (!(error instanceof InstructionTooLarge)) throw error;
+      request.log.info(
+        { appId: envelope.appId, storeId: store.storeId, bytes: error.bytes },
+        'create refused: print instruction too large',
+      );
+      return send(
+        reply,
+        'INSTRUCTION_TOO_LARGE',
+        null,
+        `param: its print instruction would be ${error.bytes} bytes; agents accept at most ${agentMaxBytes} (shorten customPrintContext or productInfo)`,
+      );
+    }
+    const { order } = outcome;
+    if (!outcome.created) {
+      const differs = differingFields(canonicalStored(order.rawParam), canonicalCreate(params));
+      if (differs.length > 0) {
+        request.log.warn(
+          { appId: envelope.appId, storeId: store.storeId, orderNo: order.orderNo, differs },
+          'create refused: paymentTransactionId already used with different content',
+        );
+        return send(
+          reply,
+          'CREATE_CONFLICT',
+          null,
+          `paymentTransactionId: already used for order ${order.orderNo} with different content (${differs.join(', ')})`,
+        );
+      }
+      // A retried create (a POS after a timeout): the original answer, nothing published again.
+      request.log.info(
+        { appId: envelope.appId, storeId: store.storeId, orderNo: order.orderNo },
+        'create repeated: original order answered',
+      );
+    } else {
+      request.log.info(
+        { appId: envelope.appId, storeId: store.storeId, orderNo: order.orderNo },
+        'order created',
+      );
+    }
     // Awaited (bounded by the publish timeout) so that a healthy broker has the instruction before
-    // the merchant sees success; a failure only leaves it in the outbox.
+    // the merchant sees success; a failure only leaves it in the outbox. After a repeat it only
+    // helps an instruction still waiting there.
     await outbox.drain();
-    void callbacks?.deliverDue();
+    if (outcome.created) void callbacks?.deliverDue();
     return send(reply, 'SUCCESS', {
       orderNo: order.orderNo,
       pickUpNo: order.pickUpNo,
@@ -160,9 +342,10 @@ export function buildApp(
   });
 
   app.post('/open-api/order/list', async (request, reply) => {
+    if (deepParam(request.body)) return refuseDeepParam(reply);
     const opened = openEnvelope(
       request.body as object,
-      { verifyKey, identity, paramSchema: queryParamsSchema, maxBytes: maxBodyBytes },
+      { verifyKey, identity, scheme, paramSchema: queryParamsSchema, maxBytes: maxBodyBytes },
       size(request.headers['content-length']),
     );
     if (!opened.ok) {

@@ -10,7 +10,12 @@
  * restart neither loses nor repeats a delivered one.
  */
 import type { Logger } from '../logging.js';
-import { buildEnvelope, type RsaKey } from '../protocol/index.js';
+import {
+  buildEnvelope,
+  DEFAULT_SIGNATURE_SCHEME,
+  type RsaKey,
+  type SignatureScheme,
+} from '../protocol/index.js';
 import type { RegisteredStore } from './config.js';
 import { toOrderRecord } from './order-record.js';
 import type { CallbackEntry, OrderStore, StoredOrder } from './store.js';
@@ -29,6 +34,7 @@ export function callbackBody(
   order: StoredOrder,
   store: RegisteredStore,
   serviceKey: RsaKey,
+  scheme: SignatureScheme = DEFAULT_SIGNATURE_SCHEME,
 ): string {
   const param = { event: 'order.created', order: toOrderRecord(order, store) };
   // storeKey is a secret the brand party already has; the record names the store (restaurantNo).
@@ -41,6 +47,7 @@ export function callbackBody(
     storeKey: order.storeKey,
     param,
     key: serviceKey,
+    scheme,
   });
   return JSON.stringify({ appId, param: text, sign });
 }

@@ -4,8 +4,11 @@
  * reader can guess the family: 400xx bad request, 401xx authentication, 413xx size, 415xx media.
  *
  * HTTP status policy: every request the service answers with an envelope is HTTP 200 with the
- * outcome in `code`, except a wrong Content-Type (415, since the body was never read as JSON).
+ * outcome in `code`, except a wrong Content-Type (415, since the body was never read as JSON), an
+ * unknown path (404), and what node's HTTP parser refuses before there is a request to route
+ * (400 malformed, 408 too slow, 431 headers too large; the connection is then closed).
  * 5xx is only used when the service itself fails (code 21000), never for a client's mistake.
+ * Every answer, whatever its status, is the envelope and carries `X-Signature`.
  */
 import type { AgentError } from '../errors.js';
 import { SERVICE_ERROR_CODE, SUCCESS_CODE } from '../protocol/index.js';
@@ -28,16 +31,36 @@ export const RESPONSE_CODES = {
   RANGE_TOO_LONG: { code: 40005, message: 'time range exceeds 30 days' },
   /** Incremental query from an orderInnerNo or receiptNo this store does not have. */
   START_ORDER_UNKNOWN: { code: 40006, message: 'starting order not found' },
+  /** The body, or the JSON in `param`, nests deeper than MAX_JSON_DEPTH (32); refused unparsed. */
+  TOO_DEEP: { code: 40007, message: 'JSON nested too deep' },
+  /**
+   * print-protocol v1.1 §9: the paymentTransactionId already made an order of this store, and
+   * this create asks for a different one (the message names the order and the differing fields).
+   * Like HTTP 409: the request conflicts with what exists; sending it again cannot succeed, a
+   * new paymentTransactionId can.
+   */
+  CREATE_CONFLICT: { code: 40901, message: 'paymentTransactionId already used for another order' },
   /** `sign` does not verify with the public key registered for the appId. */
   SIGNATURE_INVALID: { code: 40101, message: 'signature invalid' },
   /** Unknown appId, or storeKey not registered for that app. */
   IDENTITY_UNKNOWN: { code: 40102, message: 'unknown app or store' },
   /** Body larger than the configured limit. */
   TOO_LARGE: { code: 41300, message: 'request too large' },
+  /**
+   * print-protocol v1.1 §9: the order's signed print instruction would exceed the agents' message
+   * limit (`agentMaxMessageBytes`, default 64 KiB), so no agent would print it; nothing is stored.
+   */
+  INSTRUCTION_TOO_LARGE: { code: 41301, message: 'print instruction too large' },
   /** Content-Type is not application/json (order-api 4.1, 4.2 header rule). */
   UNSUPPORTED_MEDIA_TYPE: { code: 41500, message: 'Content-Type must be application/json' },
   /** Unknown path or method. */
   NOT_FOUND: { code: 40400, message: 'not found' },
+  /** Malformed HTTP, refused by node's parser (HTTP 400, connection closed). */
+  HTTP_INVALID: { code: 40000, message: 'malformed HTTP request' },
+  /** Headers or request not complete within the configured timeouts (HTTP 408, closed). */
+  REQUEST_TIMEOUT: { code: 40800, message: 'request not received in time' },
+  /** Headers larger than node's limit (HTTP 431, closed). */
+  HEADERS_TOO_LARGE: { code: 43100, message: 'request headers too large' },
 } as const;
 
 export type ResponseCodeName = keyof typeof RESPONSE_CODES;

@@ -7,12 +7,15 @@ import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
 import { AgentError } from '../errors.js';
 import {
+  DEFAULT_MAX_MESSAGE_BYTES,
+  DEFAULT_SIGNATURE_SCHEME,
   DEFAULT_TOPIC_PREFIX,
   deriveStoreId,
   describeIssues,
   loadKeyFile,
   parseWith,
   type RsaKey,
+  SIGNATURE_SCHEMES,
   STORE_KEY_MAX,
 } from '../protocol/index.js';
 
@@ -37,6 +40,53 @@ const httpUrl = nonEmpty(2048).refine((value) => {
   }
 }, 'must be an http:// or https:// URL');
 
+const wholeNumber = (min: number, max: number) =>
+  z
+    .number({ error: 'must be a number' })
+    .int('must be a whole number')
+    .min(min, `must be ${min} to ${max}`)
+    .max(max, `must be ${min} to ${max}`);
+
+/**
+ * Slow or abusive clients (print-protocol v1.1 §9): every number bounds how long or how many, so
+ * a client that trickles bytes, or opens connections and sends nothing, is cut off. Defaults and
+ * their reasons are in docs/decisions.md ("Service HTTP limits").
+ */
+const httpSchema = z
+  .object({
+    /** From the first byte of a request until its headers are complete (slowloris). */
+    headersTimeoutMs: wholeNumber(100, 120_000).default(10_000),
+    /** From the first byte of a request until the whole request, body included, is received. */
+    requestTimeoutMs: wholeNumber(100, 600_000).default(30_000),
+    /** An idle keep-alive connection is closed this long after its last response. */
+    keepAliveTimeoutMs: wholeNumber(100, 120_000).default(5000),
+    /** A socket with no traffic either way for this long is closed (a client that stopped reading). */
+    idleTimeoutMs: wholeNumber(100, 600_000).default(60_000),
+    /** Open connections at most; further ones are closed at once, before any byte is read. */
+    maxConnections: wholeNumber(1, 100_000).default(256),
+  })
+  .superRefine((h, ctx) => {
+    // Node refuses a headers timeout longer than the request timeout, and it would be meaningless.
+    if (h.headersTimeoutMs > h.requestTimeoutMs)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['headersTimeoutMs'],
+        message: 'must not be longer than requestTimeoutMs',
+      });
+  });
+
+/** TLS for an mqtts:// broker URL; file paths are relative to the config file. */
+const tlsSchema = z.object({
+  /** PEM file of the CA that signed the broker certificate (default: the system CAs). */
+  caFile: nonEmpty(4096).optional(),
+  /** PEM client certificate, for brokers that authenticate clients by certificate. */
+  certFile: nonEmpty(4096).optional(),
+  /** PEM private key of the client certificate (a secret file: keep it 0600). */
+  keyFile: nonEmpty(4096).optional(),
+  /** Verify the broker certificate; turn off only for a test broker. */
+  rejectUnauthorized: z.boolean({ error: 'must be true or false' }).default(true),
+});
+
 const appSchema = z.object({
   appId: nonEmpty(64),
   publicKeyFile: nonEmpty(4096),
@@ -55,12 +105,29 @@ export const serviceConfigSchema = z
     timeZone: z.string({ error: 'must be a string' }).optional(),
     /** SQLite file of the service, relative to the config file; `:memory:` keeps nothing. */
     database: nonEmpty(4096).default('order-service.sqlite'),
+    /**
+     * Request bodies larger than this are refused unread (41300). Four times the agents' message
+     * limit: a create whose instruction fits the agents always fits, escaped and pretty-printed.
+     */
     maxBodyBytes: z
       .number({ error: 'must be a number' })
       .int('must be a whole number')
       .min(1024, 'must be at least 1024')
       .max(10_485_760, 'must be at most 10485760')
-      .default(1_048_576),
+      .default(262_144),
+    /**
+     * The agents' `mqtt.maxMessageBytes`: a create whose signed print instruction would be larger
+     * is refused (41301) before anything is stored, since no agent would accept it.
+     */
+    agentMaxMessageBytes: wholeNumber(1024, 1_048_576).default(DEFAULT_MAX_MESSAGE_BYTES),
+    /**
+     * Scheme of every signature the service makes and checks (print-protocol §3): creates and
+     * queries it verifies, instructions, callbacks and response bodies it signs.
+     */
+    signatureScheme: z
+      .enum(SIGNATURE_SCHEMES, { error: `must be one of ${SIGNATURE_SCHEMES.join(', ')}` })
+      .default(DEFAULT_SIGNATURE_SCHEME),
+    http: httpSchema.prefault({}),
     listen: z
       .object({
         host: nonEmpty(255).default('127.0.0.1'),
@@ -82,6 +149,7 @@ export const serviceConfigSchema = z
         username: nonEmpty(256).optional(),
         /** SECRET: sent to the broker only. */
         password: nonEmpty(256).optional(),
+        tls: tlsSchema.prefault({}),
       })
       .optional(),
     callbacks: z
@@ -95,6 +163,13 @@ export const serviceConfigSchema = z
       .prefault({}),
   })
   .superRefine((c, ctx) => {
+    const tls = c.mqtt?.tls;
+    if (tls && (tls.certFile === undefined) !== (tls.keyFile === undefined))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['mqtt', 'tls', tls.certFile === undefined ? 'certFile' : 'keyFile'],
+        message: 'is required with the other half of the client certificate (certFile and keyFile)',
+      });
     // A store is addressed by (appId, storeKey) and its MQTT topic by the derived storeId, so
     // duplicates would make both ambiguous.
     const apps = new Set<string>();

@@ -3,10 +3,19 @@
  * instructions not yet published. (Deviation from the architecture map, which gives the SQLite
  * driver to jobs/: the service is a separate program with its own file, so it opens it here.)
  *
+ * The file holds store keys: it is created 0600 and an existing one (with its -wal and -shm) is
+ * tightened to 0600 when opened.
+ *
+ * Idempotent create (print-protocol v1.1 §9): the database, not the code, guarantees one order
+ * per (appId, storeKey, paymentTransactionId), with a unique index, so two requests at once (in
+ * one process or in several instances sharing the database) make one order. The insert that
+ * loses the race inserts nothing and the original order is answered.
+ *
  * Orders are listed by (create_time, seq): creation time ascending as order-api 4.1 rule 4 asks,
  * with the insertion sequence as the tie-break so pages never overlap or skip when many orders
  * share one second.
  */
+import { chmodSync, closeSync, existsSync, openSync, statSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import type { QueryMode } from '../protocol/index.js';
 
@@ -18,6 +27,8 @@ export interface NewOrder {
   orderType: number;
   /** The merchant's pickUpNum when given and not empty (order-api 4.2 rule 5). */
   pickUpNum: string | null;
+  /** The merchant's order number (order-api 2.9): with appId and storeKey, the create's identity. */
+  paymentTransactionId: string;
   /** The create parameters exactly as received: the signed `param` string. */
   rawParam: string;
 }
@@ -32,10 +43,17 @@ export interface StoredOrder {
   createTime: string;
   pickUpNo: string | null;
   takeoutNo: string | null;
+  /** null only for an order of an older database that repeated an earlier order's id. */
+  paymentTransactionId: string | null;
   rawParam: string;
   orderStatus: number;
   paymentStatus: number;
 }
+
+/** A create either made a new order or found the one its identity already has. */
+export type CreateOutcome =
+  | { created: true; order: StoredOrder }
+  | { created: false; order: StoredOrder };
 
 /** An order callback (order-api §6) still to be delivered, or its final state. */
 export interface CallbackEntry {
@@ -75,7 +93,8 @@ CREATE TABLE IF NOT EXISTS orders (
   takeout_no TEXT,
   raw_param TEXT NOT NULL,
   order_status INTEGER NOT NULL,
-  payment_status INTEGER NOT NULL
+  payment_status INTEGER NOT NULL,
+  payment_transaction_id TEXT
 );
 CREATE INDEX IF NOT EXISTS orders_by_store_time ON orders (app_id, store_key, create_time, seq);
 CREATE TABLE IF NOT EXISTS counters (
@@ -105,6 +124,56 @@ CREATE TABLE IF NOT EXISTS callbacks (
 CREATE INDEX IF NOT EXISTS callbacks_due ON callbacks (state, next_at);
 `;
 
+/**
+ * The create identity, enforced by the database. NULLs are distinct in a unique index (SQLite and
+ * PostgreSQL alike), which is what the orders of an older database that repeated an id need.
+ */
+const CREATE_IDENTITY_INDEX = `
+CREATE UNIQUE INDEX IF NOT EXISTS orders_by_create_identity
+  ON orders (app_id, store_key, payment_transaction_id);
+`;
+
+/**
+ * Brings a database written before idempotent create up to date, in one transaction: adds the
+ * column, fills it from each order's signed param, and only for the first order of each identity:
+ * an older service made a new order for each retried create, and those later doubles keep a NULL
+ * (they stay listed, as they were); a retry from now on answers the first, the original request's.
+ */
+function migrate(db: Database.Database): void {
+  // IMMEDIATE, and the column looked up inside: two instances starting at once on an older file
+  // take turns, and the second finds the work done.
+  db.transaction(() => {
+    const columns = db.prepare('PRAGMA table_info(orders)').all() as { name: string }[];
+    if (!columns.some((c) => c.name === 'payment_transaction_id')) {
+      db.exec('ALTER TABLE orders ADD COLUMN payment_transaction_id TEXT');
+      db.exec(`
+        UPDATE orders SET payment_transaction_id = json_extract(raw_param, '$.paymentTransactionId')
+        WHERE json_valid(raw_param)
+          AND json_type(raw_param, '$.paymentTransactionId') = 'text'
+          AND seq = (
+            SELECT min(o.seq) FROM orders o
+            WHERE o.app_id = orders.app_id AND o.store_key = orders.store_key
+              AND json_valid(o.raw_param)
+              AND json_extract(o.raw_param, '$.paymentTransactionId')
+                = json_extract(orders.raw_param, '$.paymentTransactionId'))`);
+    }
+    db.exec(CREATE_IDENTITY_INDEX);
+  }).immediate();
+}
+
+const PRIVATE = 0o600;
+
+/** Creates the file 0600 if it is missing, and takes group and other access off if it exists. */
+function restrict(path: string, create: boolean): void {
+  if (create && !existsSync(path)) {
+    // 'a' never truncates: if another instance created it meanwhile, nothing is lost.
+    closeSync(openSync(path, 'a', PRIVATE));
+  }
+  if (!existsSync(path)) return;
+  const mode = statSync(path).mode & 0o777;
+  if ((mode & 0o077) !== 0) chmodSync(path, mode & 0o700);
+}
+
 interface OrderRow {
   seq: number;
   order_no: string;
@@ -118,6 +187,7 @@ interface OrderRow {
   raw_param: string;
   order_status: number;
   payment_status: number;
+  payment_transaction_id: string | null;
 }
 
 function fromRow(r: OrderRow): StoredOrder {
@@ -131,6 +201,7 @@ function fromRow(r: OrderRow): StoredOrder {
     createTime: r.create_time,
     pickUpNo: r.pick_up_no,
     takeoutNo: r.takeout_no,
+    paymentTransactionId: r.payment_transaction_id,
     rawParam: r.raw_param,
     orderStatus: r.order_status,
     paymentStatus: r.payment_status,
@@ -142,15 +213,25 @@ const pad = (n: number, width: number) => String(n).padStart(width, '0');
 /** Short codes cycle 001..999 per store and day, the way a counter screen shows them. */
 const shortCode = (prefix: string, n: number) => `${prefix}${pad(((n - 1) % 999) + 1, 3)}`;
 
+/** Thrown inside the create transaction to roll it back when the identity already has an order. */
+const REPEAT = Symbol('create identity already has an order');
+
 export type ListResult = { ok: true; total: number; orders: StoredOrder[] } | { ok: false };
 
 export class OrderStore {
   private readonly db: Database.Database;
 
   constructor(path = ':memory:') {
+    const file = path !== ':memory:' && path !== '';
+    if (file) restrict(path, true);
     this.db = new Database(path);
-    if (path !== ':memory:') this.db.pragma('journal_mode = WAL');
+    if (file) {
+      this.db.pragma('journal_mode = WAL');
+      // SQLite gives -wal and -shm the database file's mode; files left by an older run are not.
+      for (const suffix of ['-wal', '-shm']) restrict(`${path}${suffix}`, false);
+    }
     this.db.exec(SCHEMA);
+    migrate(this.db);
   }
 
   close(): void {
@@ -170,14 +251,18 @@ export class OrderStore {
   /**
    * Stores an order and, in the same transaction, its print instruction in the outbox, so an
    * order never exists without an instruction waiting to be published (and vice versa).
+   *
+   * When the create's identity already has an order, nothing is written (no number is used up,
+   * no instruction, no callback) and that order is returned with `created: false`. A callback
+   * that throws (an instruction too large) rolls everything back and the error propagates.
    */
   createOrder(
     order: NewOrder,
     instruction: (stored: StoredOrder) => { jobId: string; storeId: string; body: string },
     /** The app's order callback, when it registered a URL; due at `nextAt` (ms since epoch). */
     callback?: (stored: StoredOrder) => { url: string; body: string; nextAt: number } | null,
-  ): StoredOrder {
-    return this.db.transaction(() => {
+  ): CreateOutcome {
+    const insert = this.db.transaction((): StoredOrder => {
       const day = order.createTime.slice(0, 10).replaceAll('-', '');
       const storeScope = JSON.stringify([order.appId, order.storeKey]);
       // orderNo: O + yyyyMMdd + daily sequence; sorts like the creation order within a day.
@@ -191,13 +276,18 @@ export class OrderStore {
           : null;
       const takeoutNo =
         order.orderType === 3 ? shortCode('T', this.next(`takeout:${storeScope}`, day)) : null;
-      const info = this.db
+      // The unique index decides, not a look-up before: a look-up and an insert are two steps
+      // another instance can come between; the conflicting insert is one.
+      const row = this.db
         .prepare(
           `INSERT INTO orders (order_no, receipt_no, app_id, store_key, serial, create_time,
-             pick_up_no, takeout_no, raw_param, order_status, payment_status)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+             pick_up_no, takeout_no, raw_param, order_status, payment_status,
+             payment_transaction_id)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+           ON CONFLICT (app_id, store_key, payment_transaction_id) DO NOTHING
+           RETURNING seq`,
         )
-        .run(
+        .get(
           orderNo,
           receiptNo,
           order.appId,
@@ -209,9 +299,12 @@ export class OrderStore {
           order.rawParam,
           INITIAL_ORDER_STATUS,
           INITIAL_PAYMENT_STATUS,
-        );
+          order.paymentTransactionId,
+        ) as { seq: number } | undefined;
+      // Rolls back the numbers taken above: a repeat must not leave a gap in the sequences.
+      if (row === undefined) throw REPEAT;
       const stored: StoredOrder = {
-        seq: Number(info.lastInsertRowid),
+        seq: row.seq,
         orderNo,
         receiptNo,
         appId: order.appId,
@@ -220,6 +313,7 @@ export class OrderStore {
         createTime: order.createTime,
         pickUpNo,
         takeoutNo,
+        paymentTransactionId: order.paymentTransactionId,
         rawParam: order.rawParam,
         orderStatus: INITIAL_ORDER_STATUS,
         paymentStatus: INITIAL_PAYMENT_STATUS,
@@ -234,7 +328,42 @@ export class OrderStore {
           .prepare('INSERT INTO callbacks (order_no, url, body, next_at) VALUES (?, ?, ?, ?)')
           .run(stored.orderNo, cb.url, cb.body, cb.nextAt);
       return stored;
-    })();
+    });
+    try {
+      // IMMEDIATE: take the write lock first, so a second connection waits (busy timeout) instead
+      // of failing to upgrade a read transaction.
+      return { created: true, order: insert.immediate() };
+    } catch (error) {
+      if (error !== REPEAT) throw error;
+    }
+    const existing = this.findByCreateIdentity(
+      order.appId,
+      order.storeKey,
+      order.paymentTransactionId,
+    );
+    // The conflicting row is committed (the insert waited for it), so it is there to read.
+    if (existing === undefined) throw new Error('create identity conflict without an order');
+    return { created: false, order: existing };
+  }
+
+  /** The order a create identity made, if any. */
+  findByCreateIdentity(
+    appId: string,
+    storeKey: string,
+    paymentTransactionId: string,
+  ): StoredOrder | undefined {
+    const row = this.db
+      .prepare(
+        `SELECT * FROM orders
+         WHERE app_id = ? AND store_key = ? AND payment_transaction_id = ?`,
+      )
+      .get(appId, storeKey, paymentTransactionId) as OrderRow | undefined;
+    return row ? fromRow(row) : undefined;
+  }
+
+  /** Orders stored, all stores (for tests and operators). */
+  orderCount(): number {
+    return (this.db.prepare('SELECT count(*) AS n FROM orders').get() as { n: number }).n;
   }
 
   /** One page of a store's orders in one of the three query modes (order-api 4.1). */

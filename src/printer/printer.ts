@@ -91,9 +91,16 @@ export function buzzer(kind: 'epson' | 'clone', times = 1, durationMs = 200): Ui
   );
 }
 
-/** GS r 1 replies have bit 4 clear (DLE EOT replies have it set) and the upper bits clear. */
-function isGsR1Reply(b: number): boolean {
-  return (b & 0xf0) === 0;
+/**
+ * The answers `GS r 1` can give (Epson, "GS r" n=1): bits 0-1 roll paper near end, bits 2-3 roll
+ * paper end, each pair both set or both clear; so only 00, 03, 0C and 0F. Any other byte is noise
+ * (a drawer answer, an automatic status block, line noise), never a confirmation. A stray 00 from
+ * elsewhere is indistinguishable from the answer: that risk remains (docs/decisions.md).
+ */
+export const GS_R_1_ANSWERS: readonly number[] = [0x00, 0x03, 0x0c, 0x0f];
+
+export function isGsR1Reply(b: number): boolean {
+  return GS_R_1_ANSWERS.includes(b);
 }
 
 export class Printer {

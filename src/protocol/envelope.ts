@@ -3,13 +3,15 @@
  * build and open a signed envelope (print-protocol §3).
  *
  * Opening is ordered so that nothing unauthenticated is ever parsed: size, envelope shape,
- * signature over the raw `param` string, identity, and only then `JSON.parse(param)` and the
- * schema. Every failure is an `AgentError` with a stable code and never echoes the storeKey.
+ * signature over the raw `param` string, and only then `JSON.parse(param)` (kept for the failure's
+ * `signed` part, which names the job), identity, `storeId` (v1.1 §4) and the schema. No JSON text
+ * nested deeper than MAX_JSON_DEPTH is parsed (print-protocol §9). Every failure is an
+ * `AgentError` with a stable code and never echoes the storeKey.
  */
 import { timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { AgentError } from '../errors.js';
-import { DEFAULT_MAX_MESSAGE_BYTES } from './print-protocol.js';
+import { DEFAULT_MAX_MESSAGE_BYTES, MAX_JSON_DEPTH, tooDeep } from './limits.js';
 import {
   DEFAULT_SIGNATURE_SCHEME,
   type RsaKey,
@@ -152,11 +154,32 @@ export interface OpenOptions<S extends z.ZodType> {
   identity: { appId: string; storeKey: string } | ((appId: string, storeKey: string) => boolean);
   paramSchema: S;
   maxBytes?: number;
+  /**
+   * print-protocol v1.1 §4: the store this receiver is. A `storeId` in param other than this one
+   * is IDENTITY_MISMATCH; a param without one is refused too (the schema usually says so first).
+   */
+  storeId?: string;
+  /**
+   * A body over `maxBytes` but at most this many bytes is still opened far enough to verify its
+   * signature, so that its TOO_LARGE rejection can name the job when the signature holds
+   * (`signed` of the failure). It stays TOO_LARGE whatever the signature says. Default: not done.
+   */
+  verifyOversizeUpTo?: number;
+}
+
+/**
+ * What a failure knows for sure: set only when the signature over `param` held, so `param` (the
+ * parsed object, when it is one and not nested too deep) is authentic enough to name the job or
+ * command in the rejection. Never set for an unsigned or badly signed message.
+ */
+export interface SignedPart {
+  envelope: RequestEnvelope;
+  param: Record<string, unknown> | null;
 }
 
 export type Opened<T> =
   | { ok: true; envelope: RequestEnvelope; param: T }
-  | { ok: false; error: AgentError };
+  | { ok: false; error: AgentError; signed?: SignedPart };
 
 function sameSecret(a: string, b: string): boolean {
   const x = Buffer.from(a, 'utf8');
@@ -168,8 +191,61 @@ function fail(
   code: ConstructorParameters<typeof AgentError>[0],
   message: string,
   issues?: AgentError['issues'],
+  signed?: SignedPart,
 ) {
-  return { ok: false as const, error: new AgentError(code, message, issues ? { issues } : {}) };
+  return {
+    ok: false as const,
+    error: new AgentError(code, message, issues ? { issues } : {}),
+    ...(signed ? { signed } : {}),
+  };
+}
+
+const TOO_DEEP = `nested deeper than ${MAX_JSON_DEPTH} levels of arrays and objects (the limit, print-protocol §9)`;
+
+/** JSON.parse, refusing text nested deeper than MAX_JSON_DEPTH before anything walks it. */
+function parseBounded(text: string): { ok: true; value: unknown } | { ok: false; deep: boolean } {
+  if (tooDeep(text)) return { ok: false, deep: true };
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch {
+    return { ok: false, deep: false };
+  }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The authentic part of an envelope whose signature held: its param when it parses. */
+function signedPart(envelope: RequestEnvelope): SignedPart {
+  const parsed = parseBounded(envelope.param);
+  return { envelope, param: parsed.ok && isObject(parsed.value) ? parsed.value : null };
+}
+
+function keyFor(options: OpenOptions<z.ZodType>, appId: string): RsaKey | undefined {
+  return typeof options.verifyKey === 'function' ? options.verifyKey(appId) : options.verifyKey;
+}
+
+/**
+ * An oversized body (up to `verifyOversizeUpTo`): TOO_LARGE in every case, with the signed part
+ * when the envelope parses and its signature holds. Nothing of param is read otherwise.
+ */
+function oversize(
+  text: string,
+  size: number,
+  options: OpenOptions<z.ZodType>,
+): ReturnType<typeof fail> {
+  const maxBytes = options.maxBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+  const message = `body: is ${size} bytes; the limit is ${maxBytes}`;
+  const parsed = parseBounded(text);
+  if (!parsed.ok || !isObject(parsed.value)) return fail('TOO_LARGE', message);
+  const env = parseWith(requestEnvelopeSchema, parsed.value);
+  if (!env.ok) return fail('TOO_LARGE', message);
+  const key = keyFor(options, env.value.appId);
+  const scheme = options.scheme ?? DEFAULT_SIGNATURE_SCHEME;
+  if (key === undefined || !verifyParam(env.value.param, env.value.sign, key, scheme))
+    return fail('TOO_LARGE', message);
+  return fail('TOO_LARGE', message, undefined, signedPart(env.value));
 }
 
 /**
@@ -186,32 +262,39 @@ export function openEnvelope<S extends z.ZodType>(
   let value: unknown = body;
   if (typeof body === 'string' || body instanceof Uint8Array) {
     size = typeof body === 'string' ? Buffer.byteLength(body, 'utf8') : body.byteLength;
-    if (size > maxBytes)
+    const oversized = size > maxBytes;
+    if (
+      oversized &&
+      (options.verifyOversizeUpTo === undefined || size > options.verifyOversizeUpTo)
+    )
       return fail('TOO_LARGE', `body: is ${size} bytes; the limit is ${maxBytes}`);
     let textBody: string;
     try {
       textBody =
         typeof body === 'string' ? body : new TextDecoder('utf-8', { fatal: true }).decode(body);
     } catch {
+      if (oversized) return fail('TOO_LARGE', `body: is ${size} bytes; the limit is ${maxBytes}`);
       return fail('ENVELOPE_INVALID', 'body: must be UTF-8 text');
     }
-    try {
-      value = JSON.parse(textBody);
-    } catch {
-      return fail('ENVELOPE_INVALID', 'body: must be a JSON object');
-    }
+    if (oversized) return oversize(textBody, size, options);
+    const parsed = parseBounded(textBody);
+    if (!parsed.ok)
+      return fail(
+        'ENVELOPE_INVALID',
+        parsed.deep ? `body: ${TOO_DEEP}` : 'body: must be a JSON object',
+      );
+    value = parsed.value;
   } else if (size !== undefined && size > maxBytes) {
     return fail('TOO_LARGE', `body: is ${size} bytes; the limit is ${maxBytes}`);
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+  if (!isObject(value)) {
     return fail('ENVELOPE_INVALID', 'body: must be a JSON object');
   }
   const env = parseWith(requestEnvelopeSchema, value);
   if (!env.ok) return fail('ENVELOPE_INVALID', describeIssues(env.issues), env.issues);
   const envelope = env.value;
 
-  const key =
-    typeof options.verifyKey === 'function' ? options.verifyKey(envelope.appId) : options.verifyKey;
+  const key = keyFor(options, envelope.appId);
   if (key === undefined) return fail('IDENTITY_MISMATCH', 'appId: is not a known application');
   if (
     !verifyParam(envelope.param, envelope.sign, key, options.scheme ?? DEFAULT_SIGNATURE_SCHEME)
@@ -221,31 +304,62 @@ export function openEnvelope<S extends z.ZodType>(
       'sign: does not verify over param with the configured key and scheme',
     );
   }
+  // From here on the signature held: failures carry the authentic part (the job's ids).
+  const parsed = parseBounded(envelope.param);
+  const signed: SignedPart = {
+    envelope,
+    param: parsed.ok && isObject(parsed.value) ? parsed.value : null,
+  };
 
   const identity = options.identity;
   if (typeof identity === 'function') {
     if (!identity(envelope.appId, envelope.storeKey)) {
-      return fail('IDENTITY_MISMATCH', 'storeKey: is not a store of this appId');
+      return fail('IDENTITY_MISMATCH', 'storeKey: is not a store of this appId', undefined, signed);
     }
   } else {
     if (envelope.appId !== identity.appId)
-      return fail('IDENTITY_MISMATCH', "appId: is not this store's appId");
+      return fail('IDENTITY_MISMATCH', "appId: is not this store's appId", undefined, signed);
     if (!sameSecret(envelope.storeKey, identity.storeKey)) {
-      return fail('IDENTITY_MISMATCH', "storeKey: is not this store's storeKey");
+      return fail('IDENTITY_MISMATCH', "storeKey: is not this store's storeKey", undefined, signed);
     }
   }
 
-  let param: unknown;
-  try {
-    param = JSON.parse(envelope.param);
-  } catch {
-    return fail('PARAM_NOT_JSON', 'param: must be a JSON object encoded as a string');
+  if (!parsed.ok && parsed.deep)
+    return fail('PARAM_INVALID', `param: ${TOO_DEEP}`, undefined, signed);
+  if (!parsed.ok || signed.param === null) {
+    return fail(
+      'PARAM_NOT_JSON',
+      'param: must be a JSON object encoded as a string',
+      undefined,
+      signed,
+    );
   }
-  if (typeof param !== 'object' || param === null || Array.isArray(param)) {
-    return fail('PARAM_NOT_JSON', 'param: must be a JSON object encoded as a string');
+  const param = signed.param;
+  // print-protocol v1.1 §4: a genuine instruction for another store, re-wrapped in this store's
+  // envelope fields, must not print here. A storeId that is not a string is the schema's to name.
+  if (
+    options.storeId !== undefined &&
+    typeof param.storeId === 'string' &&
+    param.storeId !== options.storeId
+  ) {
+    return fail(
+      'IDENTITY_MISMATCH',
+      `storeId: names store ${JSON.stringify(param.storeId.slice(0, 64))}, not this store (${options.storeId})`,
+      undefined,
+      signed,
+    );
   }
   // Paths are relative to param (`order.productInfo[3].quantity`); the code says it is param.
-  const parsed = parseWith(options.paramSchema, param);
-  if (!parsed.ok) return fail('PARAM_INVALID', describeIssues(parsed.issues), parsed.issues);
-  return { ok: true, envelope, param: parsed.value };
+  const result = parseWith(options.paramSchema, param);
+  if (!result.ok)
+    return fail('PARAM_INVALID', describeIssues(result.issues), result.issues, signed);
+  if (options.storeId !== undefined && param.storeId === undefined) {
+    return fail(
+      'IDENTITY_MISMATCH',
+      `storeId: is required; it must name this store (${options.storeId})`,
+      undefined,
+      signed,
+    );
+  }
+  return { ok: true, envelope, param: result.value };
 }

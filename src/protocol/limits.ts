@@ -34,6 +34,18 @@ export const FREE_TEXT_MAX_CHARS = 2000;
  */
 export const FREE_TEXT_MAX_LINES = 40;
 
+/**
+ * Paper: the most lines one copy of a receipt may take once free text is cut (about 2.5 m at
+ * 4.2 mm a line). An instruction within the create limits (50 products of 50 characters, bounded
+ * fields, free text cut at FREE_TEXT_MAX_LINES) stays far below it on 58 and 80 mm paper; only an
+ * order record with absurd item data can reach it, and that receipt is refused (RENDER_FAILED)
+ * rather than cut, because items and amounts are never cut. A double-height line counts twice and
+ * a QR code as QR_CODE_LINES.
+ */
+export const RECEIPT_MAX_LINES = 600;
+/** What a QR code counts for against RECEIPT_MAX_LINES (a model 2 code at size 6 is ~25 mm). */
+export const QR_CODE_LINES = 8;
+
 /** print-protocol §8: a catch-up response body is read up to this many bytes, never more. */
 export const QUERY_RESPONSE_MAX_BYTES = 4 * 1024 * 1024;
 

@@ -1,12 +1,15 @@
 import { createParamsSchema } from './create-params.js';
-import { commandSchema, printInstructionSchema } from './print-protocol.js';
+import { commandSchema, inboundInstructionSchema } from './print-protocol.js';
 import { queryParamsSchema } from './query.js';
 
-/** The schema of `param` for each kind of envelope, by the name integrators use on the CLI. */
+/**
+ * The schema of `param` for each kind of envelope, by the name integrators use on the CLI. `print`
+ * is what travels on `/print` (print-protocol v1.1 §4: `storeId` required), as the inbox opens it.
+ */
 export const PARAM_SCHEMAS = {
   create: createParamsSchema,
   query: queryParamsSchema,
-  print: printInstructionSchema,
+  print: inboundInstructionSchema,
   command: commandSchema,
 } as const;
 export type ParamKind = keyof typeof PARAM_SCHEMAS;

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { createParamsSchema } from './create-params.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from './limits.js';
 import { timestamp } from './time.js';
-import { int, text } from './validation.js';
+import { int, text, typeError } from './validation.js';
 
 export const PROTOCOL_VERSION = 'v1';
 export const DEFAULT_TOPIC_PREFIX = 'printer-agent/v1';
@@ -33,7 +33,7 @@ const printerRole = () =>
 
 /** print-protocol §1: a store's id on the broker (a topic level). */
 export const storeIdSchema = z
-  .string({ error: 'must be a string' })
+  .string({ error: typeError('a string') })
   .regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1 to 64 letters, digits, dash or underscore');
 
 /**

@@ -7,6 +7,9 @@
  * Alignment is done with spaces in normal size, never with `ESC a`, so that the text twin is
  * column-exact and a line's position never depends on printer state.
  */
+
+import { AgentError } from '../errors.js';
+import { FREE_TEXT_MAX_LINES, QR_CODE_LINES, RECEIPT_MAX_LINES } from '../protocol/limits.js';
 import { formatMoney, type MoneyFormat } from '../protocol/money.js';
 import type { Charset } from './charset.js';
 import type { Receipt, ReceiptMarkings } from './model.js';
@@ -36,11 +39,30 @@ export type LayoutCommand =
   | { kind: 'feed'; lines: number }
   | { kind: 'cut'; type: 'partial' | 'full' };
 
+/** Something the service should hear about a job that still prints (job event `warnings`). */
+export interface LayoutNotice {
+  code: 'CONTENT_CUT';
+  message: string;
+}
+
 export interface Layout {
   columns: number;
   commands: LayoutCommand[];
   /** Printing problems found while laying out: unprintable characters, missing capabilities. */
   warnings: string[];
+  /** Reported with the job's events: free text cut at FREE_TEXT_MAX_LINES (CONTENT_CUT). */
+  notices: LayoutNotice[];
+}
+
+/** Lines of paper one copy takes, as RECEIPT_MAX_LINES counts them. */
+export function layoutLength(commands: readonly LayoutCommand[]): number {
+  let lines = 0;
+  for (const c of commands) {
+    if (c.kind === 'line') lines += c.segments.some((s) => s.style.height === 2) ? 2 : 1;
+    else if (c.kind === 'qr') lines += QR_CODE_LINES;
+    else if (c.kind === 'feed') lines += c.lines;
+  }
+  return lines;
 }
 
 type Align = 'left' | 'center' | 'right';
@@ -49,6 +71,7 @@ type Align = 'left' | 'center' | 'right';
 class Sheet {
   readonly commands: LayoutCommand[] = [];
   readonly warnings: string[] = [];
+  readonly notices: LayoutNotice[] = [];
   private readonly unprintable = new Set<string>();
 
   constructor(
@@ -102,9 +125,35 @@ class Sheet {
       this.pushLine(line, style, options.align ?? 'left', indent);
   }
 
-  /** Several paragraphs separated by line breaks (custom print content, remark). */
-  paragraphs(value: string, options: { style?: Style; indent?: number } = {}): void {
-    for (const paragraph of value.split('\n')) this.text(paragraph, options);
+  /**
+   * Free text (custom print content, remark): paragraphs separated by line breaks, at most
+   * FREE_TEXT_MAX_LINES lines on paper (print-protocol v1.1 §9). Longer text keeps its first lines
+   * and ends with a marked line saying how much was cut; the cut is reported as a notice. Only
+   * free text is ever cut: items, amounts and payment lines never are.
+   */
+  freeText(value: string, field: string, options: { style?: Style; indent?: number } = {}): void {
+    const start = this.commands.length;
+    for (const paragraph of value.split('\n')) {
+      this.text(paragraph, options);
+      // Stop laying out early: 2,000 line breaks must not cost 2,000 commands to throw away.
+      if (this.commands.length - start > FREE_TEXT_MAX_LINES) break;
+    }
+    if (this.commands.length - start <= FREE_TEXT_MAX_LINES) return;
+    // The whole text, counted without keeping it, for the message.
+    const room = Math.max(1, this.columns - (options.indent ?? 0));
+    let total = 0;
+    for (const paragraph of value.split('\n'))
+      total += Math.max(1, wrap(this.printable(paragraph), room).length);
+    const kept = FREE_TEXT_MAX_LINES - 1;
+    this.commands.length = start + kept;
+    this.text(` CUT: ${total - kept} more line${total - kept === 1 ? '' : 's'} not printed `, {
+      style: MARK,
+      align: 'center',
+    });
+    this.notices.push({
+      code: 'CONTENT_CUT',
+      message: `${field}: ${total} lines on paper, the first ${kept} printed (at most ${FREE_TEXT_MAX_LINES} per free-text block)`,
+    });
   }
 
   /**
@@ -259,12 +308,15 @@ export function layoutReceipt(input: LayoutInput): Layout {
   }
 
   if (r.customContent) {
-    sheet.paragraphs(r.customContent);
+    sheet.freeText(
+      r.customContent,
+      r.source === 'instruction' ? 'order.customPrintContext' : 'customContent',
+    );
     sheet.rule();
   }
   if (r.remark) {
     sheet.text('Remark:', { style: BOLD });
-    sheet.paragraphs(r.remark, { indent: 2 });
+    sheet.freeText(r.remark, 'remark', { indent: 2 });
     sheet.rule();
   }
 
@@ -282,7 +334,15 @@ export function layoutReceipt(input: LayoutInput): Layout {
     sheet.commands.push({ kind: 'feed', lines: profile.tearFeedLines });
   else sheet.commands.push({ kind: 'cut', type: profile.cutter });
   sheet.finish();
-  return { columns, commands: sheet.commands, warnings: sheet.warnings };
+  const length = layoutLength(sheet.commands);
+  if (length > RECEIPT_MAX_LINES) {
+    // Only item data can get here (free text is cut above), and items are never cut.
+    throw new AgentError(
+      'RENDER_FAILED',
+      `the receipt of order ${r.orderNo} would take ${length} lines of paper, more than the ${RECEIPT_MAX_LINES} a receipt may (items and amounts are never cut)`,
+    );
+  }
+  return { columns, commands: sheet.commands, warnings: sheet.warnings, notices: sheet.notices };
 }
 
 /**
@@ -337,5 +397,5 @@ export function layoutTestPage(input: {
     sheet.commands.push({ kind: 'feed', lines: profile.tearFeedLines });
   else sheet.commands.push({ kind: 'cut', type: profile.cutter });
   sheet.finish();
-  return { columns, commands: sheet.commands, warnings: sheet.warnings };
+  return { columns, commands: sheet.commands, warnings: sheet.warnings, notices: sheet.notices };
 }

@@ -9,7 +9,7 @@ import { charsetFor } from './charset.js';
 import { encodeLayout } from './encode.js';
 import { receiptFromInstruction } from './from-instruction.js';
 import { receiptFromRecord } from './from-record.js';
-import { type Layout, layoutReceipt, layoutTestPage } from './layout.js';
+import { type Layout, type LayoutNotice, layoutReceipt, layoutTestPage } from './layout.js';
 import type { Receipt, ReceiptMarkings } from './model.js';
 import type { ReceiptOptions } from './options.js';
 import type { PrinterProfile } from './profile.js';
@@ -33,6 +33,8 @@ export interface Rendered {
   text: string;
   /** Model and layout warnings together: attach them to the job. */
   warnings: string[];
+  /** What the job's events must report (CONTENT_CUT): code and message each. */
+  notices: LayoutNotice[];
 }
 
 export function toReceipt(source: ReceiptSource): Receipt {
@@ -58,6 +60,7 @@ export function renderReceipt(input: RenderInput): Rendered {
       bytes: encodeLayout(layout, input.profile, charset),
       text: layoutToText(layout),
       warnings: [...receipt.warnings, ...layout.warnings],
+      notices: layout.notices,
     };
   } catch (cause) {
     if (cause instanceof AgentError) throw cause;
@@ -79,5 +82,6 @@ export function renderTestPage(
     bytes: encodeLayout(layout, profile, charset),
     text: layoutToText(layout),
     warnings: layout.warnings,
+    notices: layout.notices,
   };
 }

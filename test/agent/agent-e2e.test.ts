@@ -21,6 +21,7 @@ import { buildEnvelope } from '../../src/protocol/envelope.js';
 import { type JobEvent, topics } from '../../src/protocol/print-protocol.js';
 import { generateKeyPair, parseKey } from '../../src/protocol/signing.js';
 import { deriveStoreId } from '../../src/protocol/store-id.js';
+import { formatTimestamp } from '../../src/protocol/time.js';
 import { receiptOptions } from '../../src/receipt/options.js';
 import { Mosquitto, skipWithoutMosquitto } from '../helpers/mosquitto.js';
 import { waitFor } from '../helpers/waiting.js';
@@ -31,13 +32,16 @@ const pair = generateKeyPair();
 const other = generateKeyPair();
 const serviceKey = parseKey(pair.privatePem, 'private');
 const otherKey = parseKey(other.privatePem, 'private');
+const STORE_ID = deriveStoreId(APP_ID, STORE_KEY);
 
+/** For this store (v1.1 §4 storeId), created now in the host's zone (the agent's, no zone set). */
 function instruction(n: number, extra: Record<string, unknown> = {}) {
   return {
+    storeId: STORE_ID,
     jobId: `P-E2E-${n}`,
     orderNo: `O-E2E-${n}`,
     pickUpNo: `A${String(n).padStart(3, '0')}`,
-    createTime: '2026-11-25 12:30:05',
+    createTime: formatTimestamp(new Date()),
     order: {
       productInfo: [{ productName: `Adobo plate ${n}`, price: 18500, quantity: 1 }],
       orderType: 2,
@@ -100,6 +104,8 @@ for (const protocolVersion of [5, 4] as const) {
         stateDir: join(dir, 'state'),
         statusIntervalMs: 5000,
         retentionDays: 14,
+        // Trusted: the suite must not depend on the machine's NTP state.
+        freshness: { maxAgeMs: 7 * 86_400_000, clock: 'synchronized' },
       };
       const log = createLogger({
         level: 'debug',
@@ -112,7 +118,11 @@ for (const protocolVersion of [5, 4] as const) {
         clientId: `service-${protocolVersion}`,
       });
       client.on('message', (topic, payload) => {
-        if (topic === t.job) events.push(JSON.parse(payload.toString()) as JobEvent);
+        // Delivery is at least once: a resent event has the same eventId and counts once.
+        if (topic === t.job) {
+          const event = JSON.parse(payload.toString()) as JobEvent;
+          if (!events.some((e) => e.eventId === event.eventId)) events.push(event);
+        }
         if (topic === t.status) status = JSON.parse(payload.toString()) as Record<string, unknown>;
       });
       await new Promise<void>((resolve) => client.once('connect', () => resolve()));
@@ -268,7 +278,12 @@ for (const protocolVersion of [5, 4] as const) {
 
     it('commands: test-print prints a test page, reprint prints the stored receipt marked REPRINT', async () => {
       const command = (param: object) =>
-        buildEnvelope({ appId: APP_ID, storeKey: STORE_KEY, param, key: serviceKey });
+        buildEnvelope({
+          appId: APP_ID,
+          storeKey: STORE_KEY,
+          param: { storeId: STORE_ID, ...param },
+          key: serviceKey,
+        });
       await publish(t.command, command({ commandId: 'C-TEST-1', type: 'test-print' }));
       await waitFor(
         'test page printed',

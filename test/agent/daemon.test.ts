@@ -20,6 +20,7 @@ import { buildEnvelope } from '../../src/protocol/envelope.js';
 import { type JobEvent, topics } from '../../src/protocol/print-protocol.js';
 import { generateKeyPair, parseKey } from '../../src/protocol/signing.js';
 import { deriveStoreId } from '../../src/protocol/store-id.js';
+import { formatTimestamp } from '../../src/protocol/time.js';
 import { ROOT } from '../helpers/cli.js';
 import { Mosquitto, skipWithoutMosquitto } from '../helpers/mosquitto.js';
 import { waitFor } from '../helpers/waiting.js';
@@ -38,10 +39,12 @@ for (const protocolVersion of [5, 4] as const) {
       appId: APP_ID,
       storeKey: STORE_KEY,
       key: serviceKey,
+      // For this store (v1.1 §4), created now in the host's zone (the agent's: no zone set).
       param: {
+        storeId,
         jobId: `P-D-${n}`,
         orderNo: `O-D-${n}`,
-        createTime: '2026-11-25 12:30:05',
+        createTime: formatTimestamp(new Date()),
         order: {
           productInfo: [{ productName: `Daemon dish ${n}`, price: 10000, quantity: 1 }],
           orderType: 1,
@@ -117,6 +120,7 @@ for (const protocolVersion of [5, 4] as const) {
           ],
           stateDir: join(dir, 'state'),
           catchUp: { enabled: false },
+          freshness: { clock: 'synchronized' },
           logLevel: 'debug',
         }),
         { mode: 0o600 },
@@ -126,7 +130,11 @@ for (const protocolVersion of [5, 4] as const) {
         clientId: `service-daemon-test-${protocolVersion}`,
       });
       client.on('message', (topic, payload) => {
-        if (topic === t.job) events.push(JSON.parse(payload.toString()) as JobEvent);
+        // Delivery is at least once: a resent event has the same eventId and counts once.
+        if (topic === t.job) {
+          const event = JSON.parse(payload.toString()) as JobEvent;
+          if (!events.some((e) => e.eventId === event.eventId)) events.push(event);
+        }
         if (topic === t.status)
           statuses.push(JSON.parse(payload.toString()) as Record<string, unknown>);
       });

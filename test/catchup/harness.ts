@@ -4,10 +4,14 @@
  * config through the real schema, an in-memory order store. Queries are observed from the
  * service's side (a fastify hook), with the time on the test's clock, and the service can be made
  * to hang or to answer with a tampered body.
+ *
+ * The service signs every answer (`X-Signature`, print-protocol v1.1 §8). A tampered body is
+ * signed again with the service key, as if the service itself had sent it (a service bug, not an
+ * attacker); `signature` rewrites the header after that, for what only a forger would send.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyRequest } from 'fastify';
 import {
@@ -18,7 +22,14 @@ import {
   offlinePublisher,
   parseServiceConfig,
 } from '../../src/order-service/index.js';
-import { buildEnvelope, generateKeyPair, parseKey, type RsaKey } from '../../src/protocol/index.js';
+import {
+  buildEnvelope,
+  generateKeyPair,
+  parseKey,
+  RESPONSE_SIGNATURE_HEADER,
+  type RsaKey,
+  signBytes,
+} from '../../src/protocol/index.js';
 import type { VirtualClock } from './virtual-clock.js';
 
 export const APP_ID = 'A-catchup';
@@ -38,6 +49,10 @@ writeFileSync(join(keyDir, 'service-private.pem'), servicePair.privatePem, { mod
 writeFileSync(SERVICE_PUBLIC_KEY_FILE, servicePair.publicPem);
 export const storeKey: RsaKey = parseKey(storePair.privatePem, 'private');
 export const strangerKey: RsaKey = parseKey(strangerPair.privatePem, 'private');
+/** The service's own key, as the service holds it: signs its answers. */
+export const serviceSigningKey: RsaKey = parseKey(servicePair.privatePem, 'private');
+/** The service's public key, as an agent holds it: verifies the answers. */
+export const servicePublicKey: RsaKey = parseKey(servicePair.publicPem, 'public');
 
 /** One list request as the service saw it. */
 export interface ObservedQuery {
@@ -55,8 +70,10 @@ export interface TestService {
   queries: ObservedQuery[];
   /** Hold list requests unanswered (a service that does not answer). */
   hang: boolean;
-  /** Rewrites the body of list answers. */
+  /** Rewrites the body of list answers (signed again with the service key, as the service would). */
   tamper: ((body: string) => string) | null;
+  /** Rewrites the X-Signature of list answers last (`undefined`: no header), as a forger could. */
+  signature: ((body: string, signature: string | undefined) => string | undefined) | null;
   /** List requests held unanswered so far. */
   held(): number;
   /** Creates an order (signed like a merchant's POS) named `name`; returns its orderNo. */
@@ -65,7 +82,13 @@ export interface TestService {
 }
 
 export async function startService(
-  options: { clock?: VirtualClock; dataAsString?: boolean; publisher?: InstructionPublisher } = {},
+  options: {
+    clock?: VirtualClock;
+    dataAsString?: boolean;
+    publisher?: InstructionPublisher;
+    /** Where to listen (default 127.0.0.1); `url` names this host, or 127.0.0.1 for 0.0.0.0. */
+    host?: string;
+  } = {},
 ): Promise<TestService> {
   const config = parseServiceConfig({
     apps: [
@@ -105,6 +128,7 @@ export async function startService(
     queries: [],
     hang: false,
     tamper: null,
+    signature: null,
     held: () => held.length,
     async create(name: string) {
       const res = await fetch(`${service.url}/open-api/order/create`, {
@@ -155,15 +179,29 @@ export async function startService(
     seen.set(request, query);
     service.queries.push(query);
   });
-  app.addHook('onSend', async (request, _reply, payload) => {
+  // Runs after the service's own signing hook (registered in buildApp, so first).
+  app.addHook('onSend', async (request, reply, payload) => {
     if (!isList(request) || typeof payload !== 'string') return payload;
     const query = seen.get(request);
     if (query) query.code = (JSON.parse(payload) as { code: number }).code;
-    return service.tamper ? service.tamper(payload) : payload;
+    let body = payload;
+    if (service.tamper) {
+      body = service.tamper(payload);
+      reply.header(RESPONSE_SIGNATURE_HEADER, signBytes(Buffer.from(body), serviceSigningKey));
+    }
+    if (service.signature) {
+      const header = reply.getHeader(RESPONSE_SIGNATURE_HEADER);
+      const next = service.signature(body, typeof header === 'string' ? header : undefined);
+      if (next === undefined) reply.removeHeader(RESPONSE_SIGNATURE_HEADER);
+      else reply.header(RESPONSE_SIGNATURE_HEADER, next);
+    }
+    return body;
   });
 
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  service.url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  const host = options.host ?? '127.0.0.1';
+  await app.listen({ port: 0, host });
+  const port = (app.server.address() as AddressInfo).port;
+  service.url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
   return service;
 }
 
@@ -176,4 +214,11 @@ export class GatedPublisher implements InstructionPublisher {
       ? this.inner.publish(storeId, body)
       : Promise.reject(new Error('held back by the test'));
   }
+}
+
+/** An IPv4 address of this machine that is not loopback (for the http lab switch), or null. */
+export function nonLoopbackAddress(): string | null {
+  for (const list of Object.values(networkInterfaces()))
+    for (const a of list ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
+  return null;
 }

@@ -9,19 +9,23 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, it } from 'node:test';
 import { CatchUpPoller, type PollerOptions, type RoundSummary } from '../../src/catchup/poller.js';
-import { QueryClient } from '../../src/catchup/query-client.js';
+import { type QueryApi, QueryClient } from '../../src/catchup/query-client.js';
 import type { Job } from '../../src/jobs/job.js';
 import { JobStore } from '../../src/jobs/store.js';
 import { createLogger } from '../../src/logging.js';
 import { type JobEvent, printInstructionSchema } from '../../src/protocol/print-protocol.js';
+import { signBytes } from '../../src/protocol/signing.js';
 import { formatWallClock } from '../../src/protocol/time.js';
 import { waitFor } from '../helpers/waiting.js';
 import {
   APP_ID,
   type ObservedQuery,
   STORE_KEY,
+  servicePublicKey,
+  serviceSigningKey,
   startService,
   storeKey,
+  strangerKey,
   type TestService,
 } from './harness.js';
 import { VirtualClock } from './virtual-clock.js';
@@ -70,6 +74,7 @@ async function rig(options: Partial<PollerOptions> = {}, stateDir?: string): Pro
     appId: APP_ID,
     storeKey: STORE_KEY,
     key: storeKey,
+    serviceKey: servicePublicKey,
   });
   const poller = new CatchUpPoller(client, store, { ...OPTIONS, clock, ...options }, log);
   const rounds: RoundSummary[] = [];
@@ -358,6 +363,170 @@ describe('catch-up poller', () => {
     assert.match(rejected[0]!.reason!.message, /realAmount/);
   });
 
+  it('an unsigned or badly signed answer stores nothing and leaves the cursor (§8)', async () => {
+    const r = await rig();
+    const [first] = await r.create(1, 'First');
+    r.store.setCatchUpCursor(first!);
+    const [genuine] = await r.create(1, 'Genuine');
+    // What a forger on the path sends: the genuine page with a record of its own making.
+    const forge = (body: string) => {
+      const answer = JSON.parse(body) as { data: { list: Array<Record<string, unknown>> } };
+      const record = structuredClone(answer.data.list[0]!);
+      record.orderInnerNo = 'O29991231999999';
+      (record.skuList as Array<Record<string, unknown>>)[0]!.skuName = 'FORGED';
+      answer.data.list.push(record);
+      return JSON.stringify(answer);
+    };
+    const attempts: Array<[string, (body: string) => string | undefined]> = [
+      ['unsigned', () => undefined],
+      ['bad-signature', (body) => signBytes(Buffer.from(body), strangerKey)],
+      // A genuine signature, but of other bytes (an earlier answer replayed with a new body).
+      ['bad-signature', () => signBytes(Buffer.from('{"code":10000}'), serviceSigningKey)],
+    ];
+    r.poller.start();
+    for (const [i, [refused, signature]] of attempts.entries()) {
+      r.service.tamper = forge;
+      r.service.signature = signature;
+      if (i === 0) r.poller.request();
+      else r.clock.advance(OPTIONS.intervalMs);
+      const round = await r.round(i + 1);
+      assert.equal(round.error?.code, 'QUERY_REJECTED', refused);
+      assert.equal(round.error?.details.refused, refused);
+      assert.equal(round.orders, 0, 'not one record of it was looked at');
+      assert.equal(r.store.getCatchUpCursor(), first, 'the cursor did not move');
+      assert.deepEqual(r.jobs(), []);
+      assert.deepEqual(r.events(), []);
+    }
+    r.service.tamper = null;
+    r.service.signature = null;
+    r.clock.advance(OPTIONS.intervalMs);
+    const round = await r.round(attempts.length + 1);
+    assert.equal(round.error, null);
+    assert.deepEqual(
+      r.jobs().map((j) => j.orderNo),
+      [genuine],
+    );
+  });
+
+  it('a record for another restaurant or branch is rejected and never moves the cursor', async () => {
+    const r = await rig({ restaurantNo: 'R100', branchIdentifier: 'B-1' });
+    const [first] = await r.create(1, 'First');
+    r.store.setCatchUpCursor(first!);
+    r.clock.advance(10 * MINUTE); // out of the window
+    const orders = await r.create(4, 'Dish');
+    // The service itself (signed) lists two records that are not this store's.
+    r.service.tamper = (body) => {
+      const answer = JSON.parse(body) as { data: { list: Array<Record<string, unknown>> } };
+      for (const record of answer.data.list) {
+        if (record.orderInnerNo === orders[1]) record.restaurantNo = 'R999';
+        if (record.orderInnerNo === orders[3]) record.branchIdentifier = 'B-9';
+      }
+      return JSON.stringify(answer);
+    };
+
+    r.poller.start();
+    r.poller.request();
+    const round = await r.round(1);
+    assert.equal(round.error, null);
+    assert.equal(round.queued, 2);
+    assert.equal(round.rejected, 2);
+    assert.deepEqual(
+      r.jobs().map((j) => j.orderNo),
+      [orders[0], orders[2]],
+      'only our own records are stored',
+    );
+    const rejected = r.events().filter((e) => e.state === 'rejected');
+    assert.deepEqual(
+      rejected.map((e) => [e.orderNo, e.reason?.code]),
+      [
+        [orders[1], 'IDENTITY_MISMATCH'],
+        [orders[3], 'IDENTITY_MISMATCH'],
+      ],
+    );
+    assert.match(rejected[0]!.reason!.message, /restaurantNo "R999" is not this store's R100/);
+    assert.match(rejected[1]!.reason!.message, /branchIdentifier "B-9" is not this store's B-1/);
+    // The cursor is the last record of ours, not the foreign one after it.
+    assert.equal(r.store.getCatchUpCursor(), orders[2]);
+
+    // Read again from there while the service still lists it wrongly: reported once only.
+    r.clock.advance(OPTIONS.intervalMs);
+    const again = await r.round(2);
+    assert.equal(again.rejected, 0);
+    assert.equal(r.store.getCatchUpCursor(), orders[2]);
+    // Once the service lists it as ours, it prints: nothing was lost by refusing it.
+    r.service.tamper = null;
+    r.clock.advance(OPTIONS.intervalMs);
+    const fixed = await r.round(3);
+    assert.equal(fixed.queued, 1);
+    assert.deepEqual(
+      r.jobs().map((j) => j.orderNo),
+      [orders[0], orders[2], orders[3]],
+    );
+    assert.equal(r.store.getCatchUpCursor(), orders[3]);
+  });
+
+  it('takes only authenticated pages, and warns about the lab switch at every round', async () => {
+    const clock = new VirtualClock();
+    const store = JobStore.open({ stateDir: mkdtempSync(join(tmpdir(), 'pa-catchup-fake-')) });
+    const lines: string[] = [];
+    const record = (orderInnerNo: string) => ({
+      orderInnerNo,
+      restaurantNo: 'R100',
+      branchIdentifier: 'B-1',
+      orderSerialNumber: 1,
+      realAmount: 100,
+      orderStatus: 2,
+      paymentStatus: 2,
+      createTime: formatWallClock(clock.now()),
+      paymentTime: formatWallClock(clock.now()),
+      skuList: [],
+    });
+    let authenticated: string | undefined;
+    // Any QueryApi, not only ours: a page without the mark is refused by the poller itself.
+    const api: QueryApi = {
+      transportWarning: 'catchUp.allowInsecureHttp is true: lab only',
+      async query(request) {
+        return {
+          total: 1,
+          pageNum: request.pageNum,
+          pageSize: request.pageSize,
+          entries: [{ ok: true, record: record('O20990101000001') as never }],
+          authenticated: authenticated as never,
+        };
+      },
+    };
+    const poller = new CatchUpPoller(
+      api,
+      store,
+      { ...OPTIONS, clock },
+      createLogger({ level: 'info', destination: { write: (l: string) => void lines.push(l) } }),
+    );
+    const rounds: RoundSummary[] = [];
+    poller.on('round', (s) => rounds.push(s));
+    try {
+      poller.start();
+      await waitFor('round 1', () => rounds.length === 1);
+      assert.equal(rounds[0]!.error?.code, 'QUERY_REJECTED');
+      assert.equal(rounds[0]!.error?.details.refused, 'unauthenticated');
+      assert.equal(store.getCatchUpCursor(), null);
+      assert.deepEqual(store.list({ limit: 10 }), []);
+
+      authenticated = 'signature';
+      clock.advance(OPTIONS.intervalMs);
+      await waitFor('round 2', () => rounds.length === 2);
+      assert.equal(rounds[1]!.error, null);
+      assert.equal(rounds[1]!.queued, 1);
+      clock.advance(OPTIONS.intervalMs);
+      await waitFor('round 3', () => rounds.length === 3);
+      const warnings = lines.filter((l) => l.includes('allowInsecureHttp is true'));
+      assert.equal(warnings.length, 4, 'one at start, and one per round');
+      assert.ok(warnings.every((l) => JSON.parse(l).level === 40));
+    } finally {
+      await poller.stop();
+      store.close();
+    }
+  });
+
   it('a request during a round runs another round after it', async () => {
     const r = await rig();
     await r.create(2, 'Dish');
@@ -391,6 +560,7 @@ describe('catch-up poller', () => {
         appId: APP_ID,
         storeKey: STORE_KEY,
         key: storeKey,
+        serviceKey: servicePublicKey,
       }),
       r.store,
       { ...OPTIONS, clock: r.clock },

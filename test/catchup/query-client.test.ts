@@ -12,6 +12,7 @@ import {
   APP_ID,
   OTHER_STORE_KEY,
   STORE_KEY,
+  servicePublicKey,
   startService,
   storeKey,
   strangerKey,
@@ -52,6 +53,7 @@ describe('query client against the reference order service', () => {
       appId: APP_ID,
       storeKey: STORE_KEY,
       key: storeKey,
+      serviceKey: servicePublicKey,
     });
     for (let i = 1; i <= 5; i++) orderNos.push(await service.create(`Dish ${i}`));
     await plain.create('Plain dish');
@@ -86,6 +88,7 @@ describe('query client against the reference order service', () => {
       appId: APP_ID,
       storeKey: STORE_KEY,
       key: storeKey,
+      serviceKey: servicePublicKey,
     });
     assert.equal(nested.url, `${plain.url}/open-api/order/list`);
     const page = await nested.query({ ...aroundNow(), pageNum: 1, pageSize: 10 });
@@ -110,6 +113,7 @@ describe('query client against the reference order service', () => {
       appId: APP_ID,
       storeKey: STORE_KEY,
       key: strangerKey,
+      serviceKey: servicePublicKey,
     });
     const error = await rejection(forged.query({ ...range, pageNum: 1, pageSize: 10 }));
     assert.equal(error.code, 'QUERY_REJECTED');
@@ -125,6 +129,7 @@ describe('query client against the reference order service', () => {
       appId: APP_ID,
       storeKey: secret,
       key: storeKey,
+      serviceKey: servicePublicKey,
     });
     const error = await rejection(stranger.query({ ...range, pageNum: 1, pageSize: 10 }));
     assert.equal(error.code, 'QUERY_REJECTED');
@@ -148,6 +153,7 @@ describe('query client against the reference order service', () => {
       appId: APP_ID,
       storeKey: OTHER_STORE_KEY,
       key: storeKey,
+      serviceKey: servicePublicKey,
     });
     const page = await other.query({ ...aroundNow(), pageNum: 1, pageSize: 10 });
     assert.equal(page.total, 0);
@@ -222,6 +228,7 @@ describe('query client against the reference order service', () => {
       appId: APP_ID,
       storeKey: STORE_KEY,
       key: storeKey,
+      serviceKey: servicePublicKey,
       timeoutMs: 200,
     });
     service.hang = true;
@@ -259,6 +266,7 @@ describe('query client against the reference order service', () => {
       appId: APP_ID,
       storeKey: STORE_KEY,
       key: storeKey,
+      serviceKey: servicePublicKey,
     });
     const error = await rejection(nowhere.query({ ...range, pageNum: 1, pageSize: 10 }));
     assert.equal(error.code, 'QUERY_FAILED');

@@ -24,6 +24,9 @@ describe('catch-up settings', () => {
       pageSize: 100,
       maxAgeMs: 60 * 60_000,
       windowMs: 5 * 60_000,
+      // print-protocol §8 defaults: answers must be signed, no lab switch.
+      responseSignature: 'required',
+      allowInsecureHttp: false,
     });
   });
 
@@ -43,6 +46,30 @@ describe('catch-up settings', () => {
     assert.equal(settings.catchUp?.maxAgeMs, 30 * 60_000);
     assert.equal(settings.catchUp?.windowMs, 10 * 60_000);
     assert.equal(settings.catchUp?.timeZone, 'Asia/Manila');
+  });
+
+  it('carries the transport and identity settings, the CA file resolved', () => {
+    ws.file('service-ca.pem', 'PEM');
+    const settings = load({
+      baseUrl: 'https://orders.example.com',
+      caFile: 'service-ca.pem',
+      responseSignature: 'off',
+      restaurantNo: 'R100',
+      branchIdentifier: 'B-1',
+    });
+    assert.equal(settings.catchUp?.caFile, join(ws.dir, 'service-ca.pem'));
+    assert.equal(settings.catchUp?.responseSignature, 'off');
+    assert.equal(settings.catchUp?.restaurantNo, 'R100');
+    assert.equal(settings.catchUp?.branchIdentifier, 'B-1');
+    const lab = load({ baseUrl: 'http://192.0.2.10', allowInsecureHttp: true });
+    assert.equal(lab.catchUp?.allowInsecureHttp, true);
+  });
+
+  it('http to a host other than loopback is a config error naming the field and the fix', () => {
+    assert.throws(
+      () => load({ baseUrl: 'http://192.0.2.10' }),
+      /catchUp\.baseUrl: must be https:\/\/ for a host other than loopback.*allowInsecureHttp/,
+    );
   });
 
   it('off when disabled', () => {

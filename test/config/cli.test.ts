@@ -85,6 +85,34 @@ describe('config check', () => {
     );
   });
 
+  it('catch-up over http to a non-loopback host: exit 1 saying why and how to fix it (§8)', () => {
+    const raw = fileConfig();
+    raw.catchUp = { baseUrl: 'http://192.0.2.10:8080' };
+    ws.writeConfig(raw);
+    const r = cli(['config', 'check', '--config', ws.configPath]);
+    assert.equal(r.status, 1);
+    assert.equal(r.stdout, '');
+    const [line, summary] = r.stderr.trimEnd().split('\n');
+    assert.match(line!, /^catchUp\.baseUrl: must be https:\/\/ for a host other than loopback/);
+    assert.match(line!, /anyone on the network path can answer in the service's place/);
+    assert.match(line!, /use https:\/\/ \(catchUp\.caFile pins the service's CA\)/);
+    assert.match(line!, /catchUp\.allowInsecureHttp to true/);
+    assert.equal(summary, `CONFIG_INVALID: ${ws.configPath}: 1 problem`);
+  });
+
+  it('catch-up with the lab switch: accepted, with a loud warning', () => {
+    const raw = fileConfig();
+    raw.catchUp = { baseUrl: 'http://192.0.2.10:8080', allowInsecureHttp: true };
+    ws.writeConfig(raw);
+    const r = cli(['config', 'check', '--config', ws.configPath]);
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.stdout, `config OK: ${ws.configPath}\n`);
+    assert.match(
+      r.stderr,
+      /^WARNING: catchUp\.allowInsecureHttp is true: catch-up talks plain http to 192\.0\.2\.10:8080, so the storeKey travels in clear text .* Lab only/m,
+    );
+  });
+
   it('broken JSON: exit 1 naming the file and position', () => {
     ws.writeConfig(`{"appId": "A1", "storeKey": "${STORE_KEY}" "mqtt": {}}`);
     const r = cli(['config', 'check', '--config', ws.configPath]);

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { catchUpWarnings } from '../../src/config/cross-field-rules.js';
 import { validateConfig } from '../../src/config/load.js';
 import { configJsonSchema } from '../../src/config/reference.js';
 import { AgentError } from '../../src/errors.js';
@@ -231,6 +232,45 @@ const CASES: [string, Mutation, RegExp][] = [
     /^catchUp\.baseUrl: must start with https:\/\/$/,
   ],
   [
+    'catch-up over http to a host other than loopback (print-protocol §8)',
+    (r) => ((r.catchUp as Raw).baseUrl = 'http://192.0.2.10:8080'),
+    /^catchUp\.baseUrl: must be https:\/\/ for a host other than loopback \(print-protocol §8\): over http anyone on the network path can answer in the service's place .*only in a lab set catchUp\.allowInsecureHttp to true$/,
+  ],
+  [
+    'catch-up over http to a host name, even one that might resolve to loopback',
+    (r) => ((r.catchUp as Raw).baseUrl = 'http://orders.lan/api'),
+    /^catchUp\.baseUrl: must be https:\/\/ for a host other than loopback/,
+  ],
+  [
+    'catch-up CA file with http',
+    (r) => Object.assign(r.catchUp as Raw, { baseUrl: 'http://127.0.0.1:8080', caFile: 'ca.pem' }),
+    /^catchUp\.caFile: applies only to https:\/\/ URLs; change catchUp\.baseUrl to https:\/\/ or remove catchUp\.caFile$/,
+  ],
+  [
+    'catch-up response signatures off over http, even on loopback',
+    (r) =>
+      Object.assign(r.catchUp as Raw, {
+        baseUrl: 'http://localhost:8080',
+        responseSignature: 'off',
+      }),
+    /^catchUp\.responseSignature: may be "off" only over https:\/\/ \(print-protocol §8\)/,
+  ],
+  [
+    'catch-up response signatures off over http with the lab switch',
+    (r) =>
+      Object.assign(r.catchUp as Raw, {
+        baseUrl: 'http://192.0.2.10',
+        allowInsecureHttp: true,
+        responseSignature: 'off',
+      }),
+    /^catchUp\.responseSignature: may be "off" only over https:\/\//,
+  ],
+  [
+    'catch-up response signature mode unknown',
+    (r) => ((r.catchUp as Raw).responseSignature = 'optional'),
+    /^catchUp\.responseSignature: must be one of "required", "off"$/,
+  ],
+  [
     'unknown log level',
     (r) => (r.logLevel = 'verbose'),
     /^logLevel: must be one of fatal, error, warn, info, debug, trace, silent$/,
@@ -342,6 +382,33 @@ describe('config schema: defaults and the example', () => {
     raw.catchUp = { enabled: false };
     delete (raw.keys as Raw).storePrivateKeyFile;
     assert.deepEqual(problems(raw), []);
+  });
+
+  it('accepts the catch-up transports §8 allows, and says which ones weaken it', () => {
+    const accepted: Array<[Raw, RegExp | null]> = [
+      [{ baseUrl: 'https://orders.example.com', caFile: 'service-ca.pem' }, null],
+      [{ baseUrl: 'http://127.0.0.1:8080' }, null],
+      [{ baseUrl: 'http://localhost:8080/api' }, null],
+      [{ baseUrl: 'http://[::1]:8080' }, null],
+      [{ baseUrl: 'http://192.0.2.10:8080', allowInsecureHttp: true }, /allowInsecureHttp is true/],
+      [{ baseUrl: 'https://orders.example.com', responseSignature: 'off' }, /"off"/],
+    ];
+    for (const [catchUp, warning] of accepted) {
+      const raw = validRaw();
+      raw.catchUp = catchUp;
+      assert.deepEqual(problems(raw), [], JSON.stringify(catchUp));
+      const warnings = catchUpWarnings(raw);
+      if (warning === null) assert.deepEqual(warnings, [], JSON.stringify(catchUp));
+      else {
+        assert.equal(warnings.length, 1);
+        assert.match(warnings[0]!, warning);
+      }
+    }
+    // Catch-up off: its URL is not used, so it is neither refused nor warned about.
+    const off = validRaw();
+    off.catchUp = { enabled: false, baseUrl: 'http://192.0.2.10' };
+    assert.deepEqual(problems(off), []);
+    assert.deepEqual(catchUpWarnings(off), []);
   });
 
   it('validates config/config.example.json', () => {

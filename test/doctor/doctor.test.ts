@@ -11,8 +11,17 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { listenTcp, type TcpEndpoint, VirtualPrinter } from '../../src/emulator/index.js';
 import { generateKeyPair } from '../../src/protocol/signing.js';
+import {
+  nonLoopbackAddress,
+  SERVICE_PUBLIC_KEY_FILE,
+  STORE_PRIVATE_KEY_FILE,
+  startService,
+  type TestService,
+} from '../catchup/harness.js';
+import { LOCAL_NAMES, TlsFront } from '../catchup/tls-front.js';
 import { ROOT } from '../helpers/cli.js';
 import { Mosquitto, skipWithoutMosquitto } from '../helpers/mosquitto.js';
+import { TestCa } from '../helpers/test-ca.js';
 
 const STORE_KEY = 'sk-doctor-secret-8841-never-printed';
 const MQTT_PASSWORD = 'pw-doctor-secret-3307-never-printed';
@@ -199,6 +208,123 @@ describe('printer-agent doctor', { skip: skipWithoutMosquitto() }, () => {
     assert.match(run.stdout, new RegExp(`^ {5}fix: chmod 600 ${exposed}$`, 'm'));
     assert.match(run.stdout, /^FAIL clock: .*not synchronized with NTP/m);
     assertNoSecret(run);
+  });
+
+  // print-protocol v1.1 §8: the catch-up transport, its CA file and signed answers.
+  describe('catch-up', () => {
+    let service: TestService;
+    let lanService: TestService | null = null;
+    let ca: TestCa;
+    let genuine: TlsFront;
+    let impostor: TlsFront;
+    const lan = nonLoopbackAddress();
+
+    before(async () => {
+      service = await startService();
+      if (lan) lanService = await startService({ host: lan });
+      ca = TestCa.create('doctor');
+      const port = Number(new URL(service.url).port);
+      genuine = await TlsFront.start(ca.issue({ name: 'service', ...LOCAL_NAMES }), port);
+      const other = TestCa.create('doctor-other').issue({ name: 'other', ...LOCAL_NAMES });
+      impostor = await TlsFront.start(other, port);
+    });
+    after(async () => {
+      await genuine?.close();
+      await impostor?.close();
+      await service?.close();
+      await lanService?.close();
+    });
+
+    /** Only the catch-up lines of a doctor run, as printed (fix lines included). */
+    async function catchUpLines(catchUp: Record<string, unknown>, serviceKey = true) {
+      const config = writeConfig('catch-up.json', (c) => {
+        c.catchUp = { enabled: true, ...catchUp } as TestConfig['catchUp'];
+        (c.keys as Record<string, string>).storePrivateKeyFile = STORE_PRIVATE_KEY_FILE;
+        if (serviceKey) c.keys.servicePublicKeyFile = SERVICE_PUBLIC_KEY_FILE;
+      });
+      const run = await doctor(['--config', config], 'yes', bin);
+      assertNoSecret(run);
+      const out = run.stdout.split('\n');
+      const lines: string[] = [];
+      out.forEach((line, i) => {
+        if (!/^(ok|warn|FAIL) +catch-up: /.test(line)) return;
+        lines.push(line);
+        if (out[i + 1]?.startsWith('     fix: ')) lines.push(out[i + 1]!);
+      });
+      return { run, lines, text: lines.join('\n') };
+    }
+
+    it('https with the CA file pinned and signed answers: every line ok', async () => {
+      const baseUrl = `https://localhost:${genuine.port}`;
+      const { lines } = await catchUpLines({ baseUrl, caFile: ca.certFile });
+      assert.equal(lines.length, 3, lines.join('\n'));
+      assert.equal(
+        lines[0],
+        `ok   catch-up: ${baseUrl}: https, certificate verified against catchUp.caFile`,
+      );
+      assert.match(
+        lines[1]!,
+        /^ok {3}catch-up: catchUp\.caFile: .*ca\.crt \(CN=doctor test CA; valid until /,
+      );
+      assert.match(
+        lines[2]!,
+        /^ok {3}catch-up: .*: reachable; answers are signed \(X-Signature verifies/,
+      );
+    });
+
+    it('a certificate from another CA: FAIL naming TLS and catchUp.caFile', async () => {
+      const { run, text } = await catchUpLines({
+        baseUrl: `https://localhost:${impostor.port}`,
+        caFile: ca.certFile,
+      });
+      assert.equal(run.code, 1);
+      assert.match(text, /^FAIL catch-up: .*TLS refused the service's certificate/m);
+      assert.match(text, /^ {5}fix: check catchUp\.caFile \(the CA that signed/m);
+    });
+
+    it('answers not signed, or signed with another key: FAIL with the fix', async () => {
+      service.signature = () => undefined;
+      try {
+        const { run, text } = await catchUpLines({ baseUrl: service.url });
+        assert.equal(run.code, 1);
+        assert.match(
+          text,
+          /^ok {3}catch-up: http:\/\/127\.0\.0\.1:\d+: plain http to this machine/m,
+        );
+        assert.match(
+          text,
+          /^FAIL catch-up: .*carries no X-Signature: catch-up refuses every answer/m,
+        );
+        assert.match(text, /^ {5}fix: run an order service that signs its answers/m);
+      } finally {
+        service.signature = null;
+      }
+      // The config's service key is not this service's: its signatures do not verify.
+      const { text } = await catchUpLines({ baseUrl: service.url }, false);
+      assert.match(
+        text,
+        /^FAIL catch-up: .*X-Signature does not verify with keys\.servicePublicKeyFile/m,
+      );
+    });
+
+    it('http to a host other than loopback: FAIL config saying why and how to fix it', async () => {
+      const { run } = await catchUpLines({ baseUrl: 'http://192.0.2.10:8080' });
+      assert.equal(run.code, 1);
+      assert.match(
+        run.stdout,
+        /^FAIL config: .*catchUp\.baseUrl: must be https:\/\/ for a host other than loopback .*catchUp\.allowInsecureHttp to true/m,
+      );
+    });
+
+    it('the lab switch: a loud warning, and the answers still checked', {
+      skip: lan === null,
+    }, async () => {
+      const baseUrl = `http://${lan}:${new URL(lanService!.url).port}`;
+      const { text } = await catchUpLines({ baseUrl, allowInsecureHttp: true });
+      assert.match(text, /^warn catch-up: .*allowInsecureHttp is true: catch-up talks plain http/m);
+      assert.match(text, /^ {5}fix: serve the order service over https:\/\//m);
+      assert.match(text, /^ok {3}catch-up: .*: reachable; answers are signed/m);
+    });
   });
 
   it('missing config file: FAIL config, exit 1', async () => {

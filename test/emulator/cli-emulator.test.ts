@@ -101,6 +101,7 @@ describe('printer-agent emulator (TCP)', () => {
 
     const res = await fetch(`${controlUrl}/faults`, {
       method: 'POST',
+      headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ fault: 'paper-out', on: true }),
     });
     assert.equal(res.status, 200);

@@ -3,7 +3,11 @@ import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { describe, it } from 'node:test';
 import { attachLineProtocol, EmulatorControl, HELP } from '../../src/emulator/control.js';
-import { isLoopbackHost, startControlServer } from '../../src/emulator/control-server.js';
+import {
+  isLoopbackAuthority,
+  isLoopbackHost,
+  startControlServer,
+} from '../../src/emulator/control-server.js';
 import { VirtualPrinter } from '../../src/emulator/index.js';
 import { LinkSlot } from '../../src/emulator/link.js';
 import { PrintSpeedLimiter } from '../../src/emulator/print-speed.js';
@@ -90,5 +94,30 @@ describe('control server', () => {
     assert.equal(isLoopbackHost('0.0.0.0'), false);
     assert.equal(isLoopbackHost('192.168.1.5'), false);
     await assert.rejects(startControlServer(emulator(), { host: '0.0.0.0', port: 0 }), /loopback/);
+  });
+
+  it('answers only to a loopback Host with its own port (no DNS name can rebind)', () => {
+    for (const ok of [
+      '127.0.0.1:9101',
+      'localhost:9101',
+      'LOCALHOST:9101',
+      '[::1]:9101',
+      '127.0.0.2:9101',
+    ])
+      assert.equal(isLoopbackAuthority(ok, 9101), true, ok);
+    for (const bad of [
+      'evil.example:9101',
+      'localhost.:9101',
+      'a.localhost:9101',
+      '127.0.0.1',
+      '127.0.0.1:9100',
+      '127.0.0.1:9101:1',
+      '[::2]:9101',
+      '0.0.0.0:9101',
+      '192.168.1.5:9101',
+      '',
+    ])
+      assert.equal(isLoopbackAuthority(bad, 9101), false, bad);
+    assert.equal(isLoopbackAuthority('127.0.0.1', 80), true, 'a browser omits port 80');
   });
 });

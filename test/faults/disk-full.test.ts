@@ -23,8 +23,16 @@ describe('row 14: disk full (child process)', { skip: skipWithoutMosquitto() }, 
   it('row 14: database full: no ack, fault in the status, redelivered and printed after space returns', async () => {
     const s = await env.stores.create({ name: 'r14', broker: env.broker });
     const full = await s.startOnline({ PRINTER_AGENT_FAULT: 'max-pages:1' });
-    // About 20 KB: it needs new pages, which the held database cannot get.
-    await s.publish(1, { customPrintContext: 'Thank you! '.repeat(1800) });
+    // About 16 KB within the protocol's limits (50 products, 2000 characters of free text; CJK
+    // text is 3 bytes a character): it needs new pages, which the held database cannot get.
+    await s.publish(1, {
+      productInfo: Array.from({ length: 50 }, (_, i) => ({
+        productName: `${i} ${'烧鸡'.repeat(23)}`,
+        price: 10000,
+        quantity: 1,
+      })),
+      customPrintContext: '谢'.repeat(2000),
+    });
 
     await waitFor(
       'STORE_FULL in the status',

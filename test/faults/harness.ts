@@ -9,8 +9,13 @@
  *   agent through our TCP proxy (test/helpers/tcp-proxy.ts) so the link can be held, reset or
  *   throttled;
  * - the emulator on TCP (src/emulator), optionally behind a proxy too, with its fault switches;
- * - an MQTT client playing the order service: publishes signed instructions, collects the `/job`
- *   events and the retained `/status`.
+ * - an MQTT client playing the order service: publishes signed instructions (for this store,
+ *   `storeId` inside the param, created now in the agent's zone, so the anti-replay age passes on
+ *   any date), collects the `/job` events (distinct by `eventId`: delivery is at least once) and
+ *   the retained `/status`.
+ *
+ * The agent's clock is trusted by default (`freshness.clock: synchronized`, so the suite behaves
+ * the same on synchronized and unsynchronized machines); `configure` can change it.
  *
  * What a test checks comes from the outside: the emulator's paper and the job events.
  * `assertInvariants()` checks the two that hold in every row: every acknowledged instruction
@@ -38,6 +43,7 @@ import { buildEnvelope } from '../../src/protocol/envelope.js';
 import { type JobEvent, type JobState, topics } from '../../src/protocol/print-protocol.js';
 import { generateKeyPair, parseKey, type RsaKey } from '../../src/protocol/signing.js';
 import { deriveStoreId } from '../../src/protocol/store-id.js';
+import { formatTimestamp } from '../../src/protocol/time.js';
 import { ROOT } from '../helpers/cli.js';
 import { Mosquitto } from '../helpers/mosquitto.js';
 import { TcpProxy, type TcpProxyOptions } from '../helpers/tcp-proxy.js';
@@ -101,13 +107,27 @@ const exitOf = (child: ChildProcess) =>
 
 /** VmRSS of a process in MB, from /proc (Linux); null when it cannot be read. */
 export function rssMb(pid: number): number | null {
+  return procStatusMb(pid, 'VmRSS');
+}
+
+/** VmHWM (the peak RSS the kernel saw, no sampling gaps) of a process in MB; null if unreadable. */
+export function peakRssMb(pid: number): number | null {
+  return procStatusMb(pid, 'VmHWM');
+}
+
+function procStatusMb(pid: number, field: string): number | null {
   try {
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    const kb = /^VmRSS:\s+(\d+)\s+kB/m.exec(status);
+    const kb = new RegExp(`^${field}:\\s+(\\d+)\\s+kB`, 'm').exec(status);
     return kb ? Number(kb[1]) / 1024 : null;
   } catch {
     return null;
   }
+}
+
+/** `yyyy-MM-dd HH:mm:ss` now, in the host's zone: what the agent (no zone configured) reads. */
+export function nowCreateTime(offsetMs = 0): string {
+  return formatTimestamp(new Date(Date.now() + offsetMs));
 }
 
 export class FaultStore {
@@ -128,7 +148,14 @@ export class FaultStore {
   agent: AgentProcess | null = null;
   /** Everything every agent process of this store wrote, stdout and stderr. */
   output = '';
+  /**
+   * Job events, each once: delivery is at least once (QoS 1), so a redelivered event (same
+   * `eventId`, print-protocol v1.1 §6) is kept in `messages` only.
+   */
   readonly events: JobEvent[] = [];
+  /** Every `/job` message as it arrived, redeliveries included. */
+  readonly messages: JobEvent[] = [];
+  private readonly eventIds = new Set<string>();
   readonly statuses: Json[] = [];
   /** Order numbers of valid instructions the broker acknowledged to the service. */
   readonly acked = new Set<string>();
@@ -212,6 +239,8 @@ export class FaultStore {
       ],
       stateDir: this.stateDir,
       catchUp: { enabled: false },
+      // Trusted, so that the suite does not depend on the machine's NTP state.
+      freshness: { clock: 'synchronized' },
       logLevel: 'debug',
     };
     o.configure?.(config);
@@ -232,7 +261,14 @@ export class FaultStore {
     });
     this.service.on('error', () => {});
     this.service.on('message', (topic, payload) => {
-      if (topic === this.t.job) this.events.push(JSON.parse(payload.toString()) as JobEvent);
+      if (topic === this.t.job) {
+        const event = JSON.parse(payload.toString()) as JobEvent;
+        this.messages.push(event);
+        if (!this.eventIds.has(event.eventId)) {
+          this.eventIds.add(event.eventId);
+          this.events.push(event);
+        }
+      }
       if (topic === this.t.status) this.statuses.push(JSON.parse(payload.toString()) as Json);
     });
     await new Promise<void>((resolve) => this.service.once('connect', () => resolve()));
@@ -345,12 +381,16 @@ export class FaultStore {
     return `O-${this.name}-${n}`;
   }
 
-  /** A valid print instruction (print-protocol §4) for order `n`; `order` fields override. */
+  /**
+   * A valid print instruction (print-protocol §4) for order `n`, for this store and created now;
+   * `order` fields override, and so do `extra` fields (storeId, createTime, printer...).
+   */
   instruction(n: number, order: Json = {}, extra: Json = {}): Json {
     return {
+      storeId: this.storeId,
       jobId: this.jobId(n),
       orderNo: this.orderNo(n),
-      createTime: '2026-11-25 12:30:05',
+      createTime: nowCreateTime(),
       order: {
         productInfo: [{ productName: `Dish ${this.name} ${n}`, price: 10000, quantity: 1 }],
         orderType: 1,
@@ -360,6 +400,11 @@ export class FaultStore {
       },
       ...extra,
     };
+  }
+
+  /** A command (print-protocol §5) for this store: `storeId` added unless given. */
+  command(param: Json): Json {
+    return { storeId: this.storeId, ...param };
   }
 
   /** A signed envelope as JSON text; identity and key can be changed to forge one. */

@@ -87,7 +87,7 @@ describe('rows 15 and 16: hostile and replayed messages (child process)', {
       {
         what: 'forged reprint command',
         body: s.envelope(
-          { commandId: 'C-r15-1', type: 'reprint', orderNo: s.orderNo(11) },
+          s.command({ commandId: 'C-r15-1', type: 'reprint', orderNo: s.orderNo(11) }),
           {
             key: otherKey,
           },
@@ -97,7 +97,7 @@ describe('rows 15 and 16: hostile and replayed messages (child process)', {
       },
       {
         what: 'unknown command type',
-        body: s.envelope({ commandId: 'C-r15-2', type: 'open-drawer' }),
+        body: s.envelope(s.command({ commandId: 'C-r15-2', type: 'open-drawer' })),
         code: 'PARAM_INVALID',
         topic: s.t.command,
       },
@@ -182,7 +182,9 @@ describe('rows 15 and 16: hostile and replayed messages (child process)', {
     await s.startOnline();
     await s.publish(1);
     await s.waitForState(1, 'printed');
-    const command = s.envelope({ commandId: 'C-r16c-1', type: 'reprint', orderNo: s.orderNo(1) });
+    const command = s.envelope(
+      s.command({ commandId: 'C-r16c-1', type: 'reprint', orderNo: s.orderNo(1) }),
+    );
     await s.publishRaw(command, s.t.command);
     await waitFor(
       'the reprint printed',

@@ -13,6 +13,7 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { AgentError, ERROR_CODES, type FieldIssue } from '../../src/errors.js';
+import { STORE_ID } from './harness.js';
 
 function positiveInteger(name: string, fallback: number): number {
   const raw = process.env[name];
@@ -309,10 +310,11 @@ export const validCreateParams: fc.Arbitrary<Json> = fc
     return o;
   });
 
-/** A valid print instruction (print-protocol §4). */
+/** A valid print instruction (print-protocol §4), for the fuzzed store (v1.1: `storeId`). */
 export const validInstruction: fc.Arbitrary<Json> = fc
   .record(
     {
+      storeId: fc.constant(STORE_ID),
       jobId: id,
       orderNo: id,
       pickUpNo: nullable(textIn({ min: 1, max: 50 })),
@@ -322,21 +324,22 @@ export const validInstruction: fc.Arbitrary<Json> = fc
       printer: role,
       copies: fc.integer({ min: 1, max: 5 }),
     },
-    { requiredKeys: ['jobId', 'orderNo', 'createTime', 'order'] },
+    { requiredKeys: ['storeId', 'jobId', 'orderNo', 'createTime', 'order'] },
   )
   .map((i) => ({ ...i }));
 
-/** A valid command (print-protocol §5). */
+/** A valid command (print-protocol §5), for the fuzzed store (v1.1: `storeId`). */
+const storeId = fc.constant(STORE_ID);
 export const validCommand: fc.Arbitrary<Json> = fc.oneof(
   fc.record(
-    { commandId: id, type: fc.constant('reprint'), orderNo: id, printer: role },
-    { requiredKeys: ['commandId', 'type', 'orderNo'] },
+    { storeId, commandId: id, type: fc.constant('reprint'), orderNo: id, printer: role },
+    { requiredKeys: ['storeId', 'commandId', 'type', 'orderNo'] },
   ),
   fc.record(
-    { commandId: id, type: fc.constant('test-print'), printer: role },
-    { requiredKeys: ['commandId', 'type'] },
+    { storeId, commandId: id, type: fc.constant('test-print'), printer: role },
+    { requiredKeys: ['storeId', 'commandId', 'type'] },
   ),
-  fc.record({ commandId: id, type: fc.constant('status') }),
+  fc.record({ storeId, commandId: id, type: fc.constant('status') }),
 );
 
 const DAY_MS = 24 * 60 * 60 * 1000;

@@ -18,6 +18,7 @@ import fc from 'fast-check';
 import { AgentError } from '../../src/errors.js';
 import {
   commandSchema,
+  inboundInstructionSchema,
   type Opened,
   openEnvelope,
   printInstructionSchema,
@@ -79,6 +80,22 @@ function buildPool(): PoolEntry[] {
     ),
     ...objects.map((o) => sign(JSON.stringify(o), { kind: 'reject', code: 'PARAM_INVALID' })),
     sign('{}', { kind: 'reject', code: 'PARAM_INVALID', path: 'jobId' }),
+    // print-protocol v1.1 §4: the signed param names its store; another store's or none is refused.
+    ...valid.slice(6, 9).map((v) =>
+      sign(JSON.stringify({ ...v, storeId: 'otherstore000002' }), {
+        kind: 'reject',
+        code: 'IDENTITY_MISMATCH',
+        path: 'storeId',
+      }),
+    ),
+    ...valid.slice(9, 12).map((v) => {
+      const { storeId: _, ...withoutStore } = v;
+      return sign(JSON.stringify(withoutStore), {
+        kind: 'reject',
+        code: 'PARAM_INVALID',
+        path: 'storeId',
+      });
+    }),
     sign(' {"jobId": 1} ', { kind: 'reject', code: 'PARAM_INVALID', path: 'jobId' }),
     ...notJsonObject.map((p) => sign(p, { kind: 'reject', code: 'PARAM_NOT_JSON', path: 'param' })),
     // Signed by someone else, or with the other scheme: the signature must not verify.
@@ -115,7 +132,7 @@ const envelopeCase = envelopeCases(POOL);
 
 function open(
   body: Case['body'],
-  schema: typeof printInstructionSchema | typeof commandSchema,
+  schema: typeof inboundInstructionSchema | typeof commandSchema,
   rawSize?: number,
 ) {
   return openEnvelope(
@@ -132,7 +149,7 @@ describe('fuzz: envelopes', { timeout: FUZZ_TIMEOUT_MS }, () => {
     const valid = POOL.filter((e) => e.expect.kind === 'accept');
     assert.ok(valid.length >= 30);
     for (const e of valid) {
-      const result = open(Buffer.from(JSON.stringify(e.env)), printInstructionSchema);
+      const result = open(Buffer.from(JSON.stringify(e.env)), inboundInstructionSchema);
       assert.ok(result.ok, result.ok ? '' : result.error.message);
     }
   });
@@ -145,7 +162,7 @@ describe('fuzz: envelopes', { timeout: FUZZ_TIMEOUT_MS }, () => {
       fc.property(envelopeCase, (c) => {
         let result: Opened<unknown>;
         try {
-          result = open(c.body, printInstructionSchema, c.rawSize);
+          result = open(c.body, inboundInstructionSchema, c.rawSize);
         } catch (error) {
           assert.fail(`${c.label}: openEnvelope threw ${String(error)}`);
         }
@@ -198,7 +215,7 @@ describe('fuzz: envelopes', { timeout: FUZZ_TIMEOUT_MS }, () => {
           assert.deepEqual(events, []);
           return;
         }
-        const oracle = open(payload, t === TOPICS.print ? printInstructionSchema : commandSchema);
+        const oracle = open(payload, t === TOPICS.print ? inboundInstructionSchema : commandSchema);
         assert.equal(events.length, 1, JSON.stringify(events));
         const [event] = events as [(typeof events)[number]];
         // The case's own expectation holds for the bytes too (a declared rawSize does not travel).
@@ -216,6 +233,11 @@ describe('fuzz: envelopes', { timeout: FUZZ_TIMEOUT_MS }, () => {
         const { jobId } = oracle.param as { jobId: string };
         if (event.state === 'queued') {
           assert.equal(event.jobId, jobId);
+          // The harness's clock is not trusted: the age was not checked, and the event says so.
+          assert.deepEqual(
+            event.warnings?.map((w) => w.code),
+            ['CLOCK_UNSYNCHRONIZED'],
+          );
           assert.ok(harness.store.getByJobId(jobId), 'queued but not stored');
           stored++;
         } else {

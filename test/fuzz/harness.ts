@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ClockSync } from '../../src/clock-sync.js';
 import { JobStore } from '../../src/jobs/store.js';
 import { createLogger } from '../../src/logging.js';
 import { Inbox } from '../../src/mqtt/inbox.js';
@@ -60,9 +61,11 @@ export function envelope(
   return { appId: APP_ID, storeKey: STORE_KEY, param, sign: signParam(param, key, scheme) };
 }
 
+/** Opening as the inbox does (print-protocol v1.1 §4: the param must name this store). */
 export const OPEN_OPTIONS = {
   scheme: 'RSA-SHA256' as const,
   identity: { appId: APP_ID, storeKey: STORE_KEY },
+  storeId: STORE_ID,
   maxBytes: DEFAULT_MAX_MESSAGE_BYTES,
 };
 
@@ -111,6 +114,10 @@ export function openInbox(keys: Keys): InboxHarness {
     {
       appId: APP_ID,
       storeKey: STORE_KEY,
+      storeId: STORE_ID,
+      // Fuzzed createTimes span centuries: the age rule is off here (every stored instruction is
+      // `queued` with CLOCK_UNSYNCHRONIZED); test/security/replay.test.ts covers the rule.
+      clock: new ClockSync({ mode: 'unsynchronized' }),
       serviceKey: keys.publicKey,
       scheme: 'RSA-SHA256',
       maxBytes: DEFAULT_MAX_MESSAGE_BYTES,

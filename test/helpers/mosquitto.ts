@@ -44,9 +44,28 @@ async function reachable(port: number): Promise<boolean> {
   });
 }
 
+/**
+ * A second listener with TLS (127.0.0.1 only), next to the plain one the test's own clients use.
+ * Files are read by Mosquitto after it dropped to its own user: they must be world-readable
+ * (test/helpers/test-ca.ts makes them so).
+ */
+export interface MosquittoTls {
+  /** The broker's certificate and key. */
+  certFile: string;
+  keyFile: string;
+  /** The CA that client certificates must chain to (Mosquitto wants one even without them). */
+  caFile: string;
+  /** `require_certificate true`: refuse clients without a certificate from `caFile`. */
+  requireCertificate?: boolean;
+}
+
 export class Mosquitto {
   private child: ChildProcess | null = null;
   log = '';
+  /** The TLS listener's port, when started with `tls`. */
+  tlsPort: number | null = null;
+  private tls: MosquittoTls | null = null;
+  private configLines: string[] = [];
 
   private constructor(
     readonly port: number,
@@ -58,12 +77,44 @@ export class Mosquitto {
     return `mqtt://127.0.0.1:${this.port}`;
   }
 
+  /** `mqtts://localhost:PORT` (a host name, so the certificate's name is checked as in a store). */
+  get tlsUrl(): string {
+    if (this.tlsPort === null) throw new Error('mosquitto: started without tls');
+    return `mqtts://localhost:${this.tlsPort}`;
+  }
+
+  /**
+   * Other TLS files for the TLS listener from the next `restart()` on (same port): a broker that
+   * presents another certificate, or starts requiring client certificates.
+   */
+  useTls(tls: MosquittoTls): void {
+    if (this.tlsPort === null) throw new Error('mosquitto: started without tls');
+    this.tls = tls;
+    this.writeConfig();
+  }
+
+  private tlsLines(): string[] {
+    const tls = this.tls;
+    if (!tls || this.tlsPort === null) return [];
+    return [
+      `listener ${this.tlsPort} 127.0.0.1`,
+      `cafile ${tls.caFile}`,
+      `certfile ${tls.certFile}`,
+      `keyfile ${tls.keyFile}`,
+      `require_certificate ${tls.requireCertificate ? 'true' : 'false'}`,
+    ];
+  }
+
+  private writeConfig(): void {
+    writeFileSync(this.config, [...this.configLines, ...this.tlsLines(), ''].join('\n'));
+  }
+
   /**
    * `extraConfig` lines go after the listener line, so listener options (TLS files,
    * `require_certificate`...) apply to it; global ones (`message_size_limit`) work too.
    */
   static async start(
-    options: { persistence?: boolean; extraConfig?: readonly string[] } = {},
+    options: { persistence?: boolean; extraConfig?: readonly string[]; tls?: MosquittoTls } = {},
   ): Promise<Mosquitto> {
     const binary = mosquittoPath();
     if (!binary) throw new Error(MOSQUITTO_SKIP);
@@ -73,20 +124,21 @@ export class Mosquitto {
     chmodSync(dir, 0o777);
     const port = await freePort();
     const config = join(dir, 'mosquitto.conf');
-    writeFileSync(
-      config,
-      [
-        `listener ${port} 127.0.0.1`,
-        'allow_anonymous true',
-        `persistence ${options.persistence ? 'true' : 'false'}`,
-        options.persistence ? `persistence_location ${dir}/` : '',
-        'log_dest stdout',
-        'max_queued_messages 10000',
-        ...(options.extraConfig ?? []),
-        '',
-      ].join('\n'),
-    );
     const broker = new Mosquitto(port, config, binary);
+    broker.configLines = [
+      `listener ${port} 127.0.0.1`,
+      'allow_anonymous true',
+      `persistence ${options.persistence ? 'true' : 'false'}`,
+      options.persistence ? `persistence_location ${dir}/` : '',
+      'log_dest stdout',
+      'max_queued_messages 10000',
+      ...(options.extraConfig ?? []),
+    ];
+    if (options.tls) {
+      broker.tlsPort = await freePort();
+      broker.tls = options.tls;
+    }
+    broker.writeConfig();
     await broker.restart();
     return broker;
   }
@@ -99,7 +151,10 @@ export class Mosquitto {
     child.stderr?.on('data', (d: Buffer) => (this.log += d));
     this.child = child;
     const end = Date.now() + 10_000;
-    while (!(await reachable(this.port))) {
+    while (
+      !(await reachable(this.port)) ||
+      (this.tlsPort !== null && !(await reachable(this.tlsPort)))
+    ) {
       if (Date.now() > end || child.exitCode !== null)
         throw new Error(`mosquitto did not start:\n${this.log}`);
       await new Promise((r) => setTimeout(r, 20));

@@ -97,7 +97,8 @@ describe('job store when the disk is full', () => {
         () =>
           store.markPrinting(id, {
             markings: {},
-            warnings: ['w'.repeat(3000)],
+            // Larger than a page: it cannot fit in the free room of the job's own page.
+            warnings: ['w'.repeat(10_000)],
           }),
         isStoreFull,
       );

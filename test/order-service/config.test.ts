@@ -64,5 +64,69 @@ describe('config/order-service.example.json', () => {
     const config = parseServiceConfig(JSON.parse(text));
     assert.equal(config.apps[0]!.callbackUrl, 'https://brand.example.com/orders/callback');
     assert.equal(config.mqtt?.protocolVersion, 5);
+    assert.equal(config.mqtt?.tls.caFile, 'keys/broker-ca.pem');
+    assert.equal(config.http.maxConnections, 256);
+  });
+});
+
+describe('order-service config: issue 13 sections', () => {
+  const minimal = {
+    apps: [
+      {
+        appId: 'A1',
+        publicKeyFile: 'a.pub',
+        stores: [{ storeKey: 'K', restaurantNo: 'R', branchIdentifier: 'B' }],
+      },
+    ],
+    servicePrivateKeyFile: 's.key',
+  };
+
+  it('has defaults for the HTTP limits, the agents’ limit and the scheme', () => {
+    const c = parseServiceConfig({ ...minimal, mqtt: { url: 'mqtts://broker:8883' } });
+    assert.deepEqual(c.http, {
+      headersTimeoutMs: 10_000,
+      requestTimeoutMs: 30_000,
+      keepAliveTimeoutMs: 5000,
+      idleTimeoutMs: 60_000,
+      maxConnections: 256,
+    });
+    assert.equal(c.maxBodyBytes, 262_144);
+    assert.equal(c.agentMaxMessageBytes, 65_536);
+    assert.equal(c.signatureScheme, 'RSA-SHA256');
+    assert.deepEqual(c.mqtt?.tls, { rejectUnauthorized: true });
+  });
+
+  it('refuses inconsistent limits and half a client certificate, naming the field', () => {
+    assert.throws(
+      () =>
+        parseServiceConfig({
+          ...minimal,
+          http: { headersTimeoutMs: 40_000, requestTimeoutMs: 30_000, maxConnections: 0 },
+          agentMaxMessageBytes: 100,
+          signatureScheme: 'MD5',
+          mqtt: { url: 'mqtts://b:8883', tls: { certFile: 'c.pem', rejectUnauthorized: 'no' } },
+        }),
+      (error: unknown) => {
+        assert.ok(error instanceof AgentError);
+        for (const line of [
+          'http.headersTimeoutMs: must not be longer than requestTimeoutMs',
+          'http.maxConnections: must be 1 to 100000',
+          'agentMaxMessageBytes: must be 1024 to 1048576',
+          'signatureScheme: must be one of RSA-SHA256, RSA-PSS-SHA256',
+          'mqtt.tls.rejectUnauthorized: must be true or false',
+        ]) {
+          assert.ok(error.message.includes(line), `${line} in ${error.message}`);
+        }
+        return true;
+      },
+    );
+    assert.throws(
+      () =>
+        parseServiceConfig({
+          ...minimal,
+          mqtt: { url: 'mqtts://b:8883', tls: { certFile: 'c.pem' } },
+        }),
+      /mqtt\.tls\.keyFile: is required with the other half of the client certificate/,
+    );
   });
 });

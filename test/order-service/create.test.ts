@@ -6,6 +6,7 @@ import {
   baseOrder,
   baseUrl,
   makeService,
+  newOrder,
   OTHER_STORE_KEY,
   post,
   request,
@@ -44,15 +45,18 @@ describe('order-service create', () => {
     assert.ok(opened.ok, opened.ok ? '' : opened.error.message);
     assert.equal(opened.param.orderNo, res.body.data.orderNo);
     assert.equal(opened.param.createTime, '2026-11-25 12:30:05');
+    // v1.1 §4: the store is bound inside the signed param; the store's routing picks the printer.
+    assert.equal(opened.param.storeId, deriveStoreId(APP_ID, STORE_KEY));
+    assert.equal('printer' in JSON.parse(call.param), false);
     // `order` is the merchant's param exactly as signed (paymentWay still the string '2').
     assert.deepEqual(JSON.parse(call.param).order, baseOrder);
     assert.equal(store.outboxSize(), 0);
   });
 
   it('generates pick-up codes for queue orders and keeps a given pickUpNum', async () => {
-    const a = await post(app, 'create', signed({ ...baseOrder, orderType: 2 }));
-    const b = await post(app, 'create', signed({ ...baseOrder, orderType: 2, pickUpNum: '' }));
-    const c = await post(app, 'create', signed({ ...baseOrder, orderType: 2, pickUpNum: 'VIP-7' }));
+    const a = await post(app, 'create', signed(newOrder({ orderType: 2 })));
+    const b = await post(app, 'create', signed(newOrder({ orderType: 2, pickUpNum: '' })));
+    const c = await post(app, 'create', signed(newOrder({ orderType: 2, pickUpNum: 'VIP-7' })));
     assert.equal(a.body.data.pickUpNo, 'A001');
     assert.equal(b.body.data.pickUpNo, 'A002');
     assert.equal(c.body.data.pickUpNo, 'VIP-7');
@@ -60,7 +64,7 @@ describe('order-service create', () => {
     const d = await post(
       app,
       'create',
-      signed({ ...baseOrder, orderType: 2 }, { storeKey: OTHER_STORE_KEY }),
+      signed(newOrder({ orderType: 2 }), { storeKey: OTHER_STORE_KEY }),
     );
     assert.equal(d.body.data.pickUpNo, 'A001');
   });
@@ -69,7 +73,7 @@ describe('order-service create', () => {
     const t = await post(
       app,
       'create',
-      signed({ ...baseOrder, orderType: 3, deliveryFee: 1000, packingFee: 200 }),
+      signed(newOrder({ orderType: 3, deliveryFee: 1000, packingFee: 200 })),
     );
     assert.equal(t.body.code, 10000);
     assert.equal(t.body.data.takeoutNo, 'T001');

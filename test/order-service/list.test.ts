@@ -5,6 +5,7 @@ import { orderRecordSchema, queryResultSchema } from '../../src/protocol/index.j
 import {
   baseOrder,
   makeService,
+  newOrder,
   OTHER_STORE_KEY,
   post,
   signed,
@@ -17,11 +18,7 @@ type Svc = ReturnType<typeof makeService>;
 async function createMany(svc: Svc, n: number, patch: object = {}): Promise<string[]> {
   const out: string[] = [];
   for (let i = 0; i < n; i++) {
-    const res = await post(
-      svc.app,
-      'create',
-      signed({ ...baseOrder, paymentTransactionId: `M-${i}`, ...patch }),
-    );
+    const res = await post(svc.app, 'create', signed(newOrder(patch)));
     assert.equal(res.body.code, 10000, res.body.message);
     out.push(res.body.data.orderNo);
   }

@@ -10,6 +10,7 @@ import {
   type CreateParams,
   createParamsSchema,
   createResultSchema,
+  FREE_TEXT_MAX_CHARS,
   parseWith,
 } from '../../src/protocol/index.js';
 
@@ -385,9 +386,15 @@ describe('createParamsSchema: string lengths of 2.9', () => {
     });
   }
 
-  it('customPrintContext has no length limit but must be a string', () => {
-    accepts(order({ customPrintContext: chars(5000) }));
+  it('customPrintContext: at most FREE_TEXT_MAX_CHARS characters (ours, print-protocol §9), a string', () => {
+    accepts(order({ customPrintContext: chars(FREE_TEXT_MAX_CHARS) }));
+    accepts(order({ customPrintContext: chars(FREE_TEXT_MAX_CHARS, '😀') }));
     accepts(order({ customPrintContext: '' }));
+    rejectsOne(
+      order({ customPrintContext: chars(FREE_TEXT_MAX_CHARS + 1) }),
+      'customPrintContext',
+      `must be at most ${FREE_TEXT_MAX_CHARS} characters`,
+    );
     rejectsOne(order({ customPrintContext: 5 }), 'customPrintContext', 'must be a string');
   });
 });

@@ -14,6 +14,8 @@ import {
   createResultSchema,
   DEFAULT_MAX_MESSAGE_BYTES,
   generateKeyPair,
+  inboundInstructionSchema,
+  MAX_JSON_DEPTH,
   type Opened,
   type OpenOptions,
   openEnvelope,
@@ -54,7 +56,13 @@ const instruction: PrintInstructionInput = {
   },
 };
 
-const command = { commandId: 'C-0042', type: 'reprint', orderNo: 'O202611250001' } as const;
+const STORE_ID = '3f2a9c0d41b7e655';
+const command = {
+  storeId: STORE_ID,
+  commandId: 'C-0042',
+  type: 'reprint',
+  orderNo: 'O202611250001',
+} as const;
 
 let key: RsaKey;
 let pub: RsaKey;
@@ -310,12 +318,12 @@ describe('buildEnvelope and openEnvelope', () => {
     });
 
     it('param travels as the exact signed string: nobody re-serializes', () => {
-      const raw = '{ "type" : "status",\n  "commandId":"C-1" }';
+      const raw = `{ "type" : "status",\n  "commandId":"C-1", "storeId": "${STORE_ID}" }`;
       const env = envelope(raw);
       assert.equal(env.param, raw);
       const opened = expectOpened(openEnvelope(JSON.stringify(env), options(commandSchema)));
       assert.equal(opened.envelope.param, raw);
-      assert.deepEqual(opened.param, { type: 'status', commandId: 'C-1' });
+      assert.deepEqual(opened.param, { type: 'status', commandId: 'C-1', storeId: STORE_ID });
     });
 
     it('restaurantKey in place of storeKey opens, normalized to storeKey', () => {
@@ -606,7 +614,10 @@ describe('buildEnvelope and openEnvelope', () => {
       );
       assert.deepEqual(missing.issues, [{ path: 'jobId', message: 'is required' }]);
       const unknown = expectRejected(
-        openEnvelope(envelope({ commandId: 'C-1', type: 'self-destruct' }), options(commandSchema)),
+        openEnvelope(
+          envelope({ storeId: STORE_ID, commandId: 'C-1', type: 'self-destruct' }),
+          options(commandSchema),
+        ),
         'PARAM_INVALID',
       );
       assert.equal(unknown.issues[0]?.path, 'type');
@@ -638,7 +649,10 @@ describe('buildEnvelope and openEnvelope', () => {
       );
       const { storeKey: _s, ...noStoreKey } = envelope(command, { signer: otherKey });
       expectRejected(openEnvelope(noStoreKey, options(commandSchema)), 'ENVELOPE_INVALID');
-      const invalidParam = envelope({ commandId: 'C-1', type: 'bogus' }, { appId: 'A2' });
+      const invalidParam = envelope(
+        { storeId: STORE_ID, commandId: 'C-1', type: 'bogus' },
+        { appId: 'A2' },
+      );
       expectRejected(openEnvelope(invalidParam, options(commandSchema)), 'IDENTITY_MISMATCH');
     });
 
@@ -673,6 +687,109 @@ describe('buildEnvelope and openEnvelope', () => {
     });
   });
 
+  describe('storeId binds the store (print-protocol v1.1 §4)', () => {
+    const mine = { ...instruction, storeId: STORE_ID };
+    const bound = (extra: Partial<OpenOptions<typeof inboundInstructionSchema>> = {}) =>
+      options(inboundInstructionSchema, { storeId: STORE_ID, ...extra });
+
+    it("a genuine instruction for this store opens; another store's is IDENTITY_MISMATCH naming storeId", () => {
+      expectOpened(openEnvelope(envelope(mine), bound()));
+      const error = expectRejected(
+        openEnvelope(envelope({ ...mine, storeId: 'a0b1c2d3e4f5a6b7' }), bound()),
+        'IDENTITY_MISMATCH',
+      );
+      assert.match(error.message, /^storeId: names store "a0b1c2d3e4f5a6b7", not this store/);
+      const cmd = expectRejected(
+        openEnvelope(envelope({ ...command, storeId: 'a0b1c2d3e4f5a6b7' }), {
+          ...options(commandSchema),
+          storeId: STORE_ID,
+        }),
+        'IDENTITY_MISMATCH',
+      );
+      assert.match(cmd.message, /^storeId: /);
+    });
+
+    it('a param without storeId is refused by the inbound schema, and by the storeId option alone', () => {
+      const missing = expectRejected(openEnvelope(envelope(instruction), bound()), 'PARAM_INVALID');
+      assert.equal(missing.issues[0]?.path, 'storeId');
+      const anyObject = z.looseObject({});
+      const error = expectRejected(
+        openEnvelope(envelope({ jobId: 'J' }), options(anyObject, { storeId: STORE_ID })),
+        'IDENTITY_MISMATCH',
+      );
+      assert.match(error.message, /^storeId: is required/);
+    });
+
+    it('the failure carries the signed param (its ids) only when the signature held', () => {
+      const other = openEnvelope(envelope({ ...mine, storeId: 'a0b1c2d3e4f5a6b7' }), bound());
+      assert.equal(other.ok, false);
+      assert.equal(!other.ok && other.signed?.param?.jobId, instruction.jobId);
+      const forged = openEnvelope(envelope(mine, { signer: otherKey }), bound());
+      assert.equal(!forged.ok && forged.signed, undefined);
+    });
+  });
+
+  describe('nesting bound (print-protocol §9: MAX_JSON_DEPTH)', () => {
+    const deep = (n: number) => `${'['.repeat(n)}${']'.repeat(n)}`;
+
+    it('a body nested deeper than 32 levels: ENVELOPE_INVALID naming the rule, never parsed', () => {
+      const error = expectRejected(
+        openEnvelope(`{"appId":${deep(20_000)}}`, options(commandSchema)),
+        'ENVELOPE_INVALID',
+      );
+      assert.match(error.message, /^body: nested deeper than 32 levels/);
+      // 32 levels in all (the envelope object is one of them) still parse, then fail the shape.
+      const shallow = expectRejected(
+        openEnvelope(`{"appId":${deep(MAX_JSON_DEPTH - 1)}}`, options(commandSchema)),
+        'ENVELOPE_INVALID',
+      );
+      assert.doesNotMatch(shallow.message, /nested/);
+    });
+
+    it('a signed param nested deeper than 32 levels: PARAM_INVALID naming the rule', () => {
+      const param = `{"storeId":"${STORE_ID}","x":${deep(20_000)}}`;
+      const error = expectRejected(
+        openEnvelope(envelope(param), options(commandSchema)),
+        'PARAM_INVALID',
+      );
+      assert.match(error.message, /^param: nested deeper than 32 levels/);
+      const at = `{"x":${deep(MAX_JSON_DEPTH - 1)}}`;
+      assert.equal(
+        expectRejected(openEnvelope(envelope(at), options(commandSchema)), 'PARAM_INVALID')
+          .issues[0]?.path,
+        'type',
+        '32 levels are allowed: the schema speaks',
+      );
+    });
+  });
+
+  describe('oversized bodies (verifyOversizeUpTo)', () => {
+    const big = { ...instruction, storeId: STORE_ID, pad: 'x'.repeat(100 * 1024) };
+
+    it('still TOO_LARGE, with the signed ids when the signature holds', () => {
+      const opts = options(inboundInstructionSchema, { verifyOversizeUpTo: 1024 * 1024 });
+      const result = openEnvelope(JSON.stringify(envelope(big)), opts);
+      expectRejected(result, 'TOO_LARGE');
+      assert.equal(!result.ok && result.signed?.param?.orderNo, instruction.orderNo);
+    });
+
+    it('no ids without a valid signature, nor beyond the bound, nor without the option', () => {
+      const forged = openEnvelope(
+        JSON.stringify(envelope(big, { signer: otherKey })),
+        options(inboundInstructionSchema, { verifyOversizeUpTo: 1024 * 1024 }),
+      );
+      expectRejected(forged, 'TOO_LARGE');
+      assert.equal(!forged.ok && forged.signed, undefined);
+      const beyond = openEnvelope(
+        JSON.stringify(envelope(big)),
+        options(inboundInstructionSchema, { verifyOversizeUpTo: 100 * 1024 }),
+      );
+      assert.equal(!beyond.ok && beyond.signed, undefined);
+      const off = openEnvelope(JSON.stringify(envelope(big)), options(inboundInstructionSchema));
+      assert.equal(!off.ok && off.signed, undefined);
+    });
+  });
+
   describe('secrets', () => {
     it('no error text of openEnvelope contains a storeKey, whatever the failure', () => {
       const env = envelope(command);
@@ -692,7 +809,7 @@ describe('buildEnvelope and openEnvelope', () => {
         [envelope(`{"storeKey":"${STORE_KEY}"`), 'PARAM_NOT_JSON'],
         [envelope(STORE_KEY), 'PARAM_NOT_JSON'],
         [envelope({ ...command, orderNo: STORE_KEY.repeat(3) }), 'PARAM_INVALID'],
-        [envelope({ commandId: 'C-1', type: STORE_KEY }), 'PARAM_INVALID'],
+        [envelope({ storeId: STORE_ID, commandId: 'C-1', type: STORE_KEY }), 'PARAM_INVALID'],
       ];
       for (const [body, code, extra] of cases) {
         // expectRejected checks every text of the error for both secrets.

@@ -252,31 +252,53 @@ describe('printInstructionSchema (print-protocol section 4)', () => {
 });
 
 describe('commandSchema (print-protocol section 5)', () => {
+  const S = '3f2a9c0d41b7e655';
+
+  it('v1.1: every command names its store (storeId, a topic-safe id)', () => {
+    for (const body of [
+      { commandId: 'C-1', type: 'status' },
+      { commandId: 'C-1', type: 'test-print' },
+      { commandId: 'C-1', type: 'reprint', orderNo: 'O1' },
+    ]) {
+      assert.deepEqual(paths(commandSchema, body), ['storeId']);
+      assert.deepEqual(paths(commandSchema, { ...body, storeId: 'a/b' }), ['storeId']);
+      assert.deepEqual(paths(commandSchema, { ...body, storeId: 7 }), ['storeId']);
+    }
+  });
+
   it('the command types are reprint, test-print and status', () => {
     assert.deepEqual([...COMMAND_TYPES], ['reprint', 'test-print', 'status']);
   });
 
   it('accepts the reprint sample', () => {
     const r = parseWith(commandSchema, {
+      storeId: S,
       commandId: 'C-0042',
       type: 'reprint',
       orderNo: 'O202611250001',
     });
     assert.ok(r.ok);
-    assert.deepEqual(r.value, { commandId: 'C-0042', type: 'reprint', orderNo: 'O202611250001' });
+    assert.deepEqual(r.value, {
+      storeId: S,
+      commandId: 'C-0042',
+      type: 'reprint',
+      orderNo: 'O202611250001',
+    });
   });
 
   it('reprint needs orderNo', () => {
-    assert.deepEqual(issuesOf(commandSchema, { commandId: 'C-1', type: 'reprint' }), [
+    assert.deepEqual(issuesOf(commandSchema, { storeId: S, commandId: 'C-1', type: 'reprint' }), [
       { path: 'orderNo', message: 'is required' },
     ]);
-    assert.deepEqual(paths(commandSchema, { commandId: 'C-1', type: 'reprint', orderNo: '' }), [
-      'orderNo',
-    ]);
+    assert.deepEqual(
+      paths(commandSchema, { storeId: S, commandId: 'C-1', type: 'reprint', orderNo: '' }),
+      ['orderNo'],
+    );
   });
 
   it('reprint and test-print may name a printer role; it must be safe', () => {
     const r = parseWith(commandSchema, {
+      storeId: S,
       commandId: 'C-1',
       type: 'reprint',
       orderNo: 'O1',
@@ -285,23 +307,23 @@ describe('commandSchema (print-protocol section 5)', () => {
     assert.ok(r.ok);
     assert.equal(r.value.type === 'reprint' && r.value.printer, 'kitchen');
     assert.deepEqual(
-      paths(commandSchema, { commandId: 'C-1', type: 'test-print', printer: 'a/#' }),
+      paths(commandSchema, { storeId: S, commandId: 'C-1', type: 'test-print', printer: 'a/#' }),
       ['printer'],
     );
   });
 
   it('test-print and status need only commandId and type', () => {
-    const t = parseWith(commandSchema, { commandId: 'C-2', type: 'test-print' });
+    const t = parseWith(commandSchema, { storeId: S, commandId: 'C-2', type: 'test-print' });
     assert.ok(t.ok);
-    assert.deepEqual(t.value, { commandId: 'C-2', type: 'test-print' });
-    const s = parseWith(commandSchema, { commandId: 'C-3', type: 'status' });
+    assert.deepEqual(t.value, { storeId: S, commandId: 'C-2', type: 'test-print' });
+    const s = parseWith(commandSchema, { storeId: S, commandId: 'C-3', type: 'status' });
     assert.ok(s.ok);
-    assert.deepEqual(s.value, { commandId: 'C-3', type: 'status' });
+    assert.deepEqual(s.value, { storeId: S, commandId: 'C-3', type: 'status' });
   });
 
   it('an unknown type is rejected on the type path, not ignored', () => {
     for (const type of ['cancel', 'REPRINT', 'testprint', '', 1]) {
-      const issues = issuesOf(commandSchema, { commandId: 'C-4', type, orderNo: 'O1' });
+      const issues = issuesOf(commandSchema, { storeId: S, commandId: 'C-4', type, orderNo: 'O1' });
       assert.deepEqual(
         issues.map((i) => i.path),
         ['type'],
@@ -312,29 +334,35 @@ describe('commandSchema (print-protocol section 5)', () => {
   });
 
   it('a missing type is rejected on the type path', () => {
-    assert.deepEqual(paths(commandSchema, { commandId: 'C-5' }), ['type']);
+    assert.deepEqual(paths(commandSchema, { storeId: S, commandId: 'C-5' }), ['type']);
   });
 
   it('commandId is required for every type, 1 to 64 characters', () => {
     for (const body of [
-      { type: 'status' },
-      { type: 'test-print' },
-      { type: 'reprint', orderNo: 'O1' },
+      { storeId: S, type: 'status' },
+      { storeId: S, type: 'test-print' },
+      { storeId: S, type: 'reprint', orderNo: 'O1' },
     ]) {
       assert.deepEqual(issuesOf(commandSchema, body), [
         { path: 'commandId', message: 'is required' },
       ]);
     }
-    assert.deepEqual(paths(commandSchema, { commandId: '', type: 'status' }), ['commandId']);
-    assert.deepEqual(paths(commandSchema, { commandId: 'C'.repeat(65), type: 'status' }), [
+    assert.deepEqual(paths(commandSchema, { storeId: S, commandId: '', type: 'status' }), [
       'commandId',
     ]);
-    assert.ok(parseWith(commandSchema, { commandId: 'C'.repeat(64), type: 'status' }).ok);
+    assert.deepEqual(
+      paths(commandSchema, { storeId: S, commandId: 'C'.repeat(65), type: 'status' }),
+      ['commandId'],
+    );
+    assert.ok(
+      parseWith(commandSchema, { storeId: S, commandId: 'C'.repeat(64), type: 'status' }).ok,
+    );
   });
 });
 
 describe('jobEventSchema (print-protocol section 6)', () => {
   const sample = {
+    eventId: '7d9f6c1e-2b1a-4f7e-9a55-0c3e2d1b4a77',
     jobId: 'P20261125-000123',
     orderNo: 'O202611250001',
     state: 'printed',
@@ -395,6 +423,7 @@ describe('jobEventSchema (print-protocol section 6)', () => {
 
   it('a rejected message whose param was unreadable has null jobId, orderNo and printer', () => {
     const r = parseWith(jobEventSchema, {
+      eventId: 'e-1',
       jobId: null,
       orderNo: null,
       state: 'rejected',
@@ -404,6 +433,26 @@ describe('jobEventSchema (print-protocol section 6)', () => {
       reason: { code: 'SIGNATURE_INVALID', message: 'signature does not verify over param' },
     });
     assert.ok(r.ok);
+  });
+
+  it('v1.1: every event carries an eventId (consumers count distinct events)', () => {
+    const { eventId: _, ...without } = sample;
+    assert.deepEqual(paths(jobEventSchema, without), ['eventId']);
+    assert.deepEqual(paths(jobEventSchema, { ...sample, eventId: '' }), ['eventId']);
+  });
+
+  it('v1.1: warnings are reasons (CONTENT_CUT, CLOCK_UNSYNCHRONIZED) that did not stop the job', () => {
+    const warned = {
+      ...sample,
+      warnings: [
+        { code: 'CONTENT_CUT', message: 'order.customPrintContext: 19000 lines; 40 printed' },
+      ],
+    };
+    assert.deepEqual(parseWith(jobEventSchema, warned).ok, true);
+    assert.deepEqual(
+      paths(jobEventSchema, { ...sample, warnings: [{ code: 'cut', message: '' }] }),
+      ['warnings[0].code'],
+    );
   });
 
   it('at must be an ISO date-time and attempt a whole number', () => {

@@ -1,0 +1,353 @@
+/**
+ * The catch-up link to the order service (print-protocol v1.1 §8): one POST, its answer read off
+ * the socket up to a cap, and the answer's `X-Signature` checked, before anything else looks at
+ * it. The query client builds on it, and `doctor` probes the service with it.
+ *
+ * - Transport: https with the certificate verified (system CAs, or the pinned `catchUp.caFile`);
+ *   http only to loopback, or with the lab switch (`transportWarning` says so, and the poller
+ *   logs it every round). The rules live in transport.ts and are checked again here, so a link can
+ *   never be built for a transport the config would refuse.
+ * - The body is read up to QUERY_RESPONSE_MAX_BYTES: a larger one is refused and its connection
+ *   destroyed, never buffered. node:http rather than fetch, which can neither stop a body at a cap
+ *   nor take a CA file without another dependency.
+ * - An answer without a valid signature is refused whole (QUERY_REJECTED, `details.refused`
+ *   unsigned or bad-signature), unless signatures are off, which is allowed over https only.
+ */
+import { lookup as dnsLookup } from 'node:dns';
+import { request as httpRequest, type IncomingMessage, type RequestOptions } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import type { LookupFunction } from 'node:net';
+import { AgentError } from '../errors.js';
+import { QUERY_RESPONSE_MAX_BYTES } from '../protocol/limits.js';
+import {
+  DEFAULT_SIGNATURE_SCHEME,
+  RESPONSE_SIGNATURE_HEADER,
+  type RsaKey,
+  type SignatureScheme,
+  verifyBytes,
+} from '../protocol/signing.js';
+import {
+  type CatchUpTransportKind,
+  catchUpTransportIssues,
+  catchUpTransportKind,
+  insecureHttpWarning,
+  isLoopbackAddress,
+} from './transport.js';
+
+export const DEFAULT_QUERY_TIMEOUT_MS = 30_000;
+
+export interface ServiceLinkOptions {
+  /** The full URL requests go to. */
+  url: string;
+  scheme?: SignatureScheme;
+  /** Bound on one request, answer body included. */
+  timeoutMs?: number;
+  /** The service's public key: verifies `X-Signature`. Required unless `responseSignature` is off. */
+  serviceKey?: RsaKey;
+  /** print-protocol §8: `required` (default) or `off` (https only). */
+  responseSignature?: 'required' | 'off';
+  /** PEM certificates that verify the service (https); default the system CAs. */
+  ca?: string;
+  /** Lab switch: http:// to a host other than loopback. */
+  allowInsecureHttp?: boolean;
+  /** Cap of one answer body; default QUERY_RESPONSE_MAX_BYTES (tests use a smaller one). */
+  maxResponseBytes?: number;
+  /** Takes secrets out of a message (the query client's storeKey). */
+  scrub?: (text: string) => string;
+}
+
+/** An answer as read off the socket: nothing of it trusted yet. */
+export interface RawAnswer {
+  status: number;
+  signature: string | undefined;
+  bytes: Buffer;
+}
+
+/**
+ * How an answer was authenticated: its `X-Signature` verified with the service key, or it came
+ * over verified https with signatures explicitly off. There is no third value.
+ */
+export type Authentication = 'signature' | 'tls';
+
+export class ServiceLink {
+  readonly url: string;
+  readonly transport: CatchUpTransportKind;
+  /** Set for the lab switch (http to a host other than loopback). */
+  readonly transportWarning: string | null;
+  readonly signatures: 'required' | 'off';
+  private readonly target: URL;
+  private readonly timeoutMs: number;
+  private readonly maxBytes: number;
+  private readonly scrub: (text: string) => string;
+
+  constructor(private readonly options: ServiceLinkOptions) {
+    this.url = options.url;
+    this.timeoutMs = options.timeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS;
+    this.maxBytes = options.maxResponseBytes ?? QUERY_RESPONSE_MAX_BYTES;
+    this.signatures = options.responseSignature ?? 'required';
+    this.scrub = options.scrub ?? ((text) => text);
+    const kind = catchUpTransportKind(options.url);
+    if (kind === null)
+      throw new AgentError('CONFIG_INVALID', 'catchUp.baseUrl: must start with https://');
+    // The config check refuses these first; repeated so no caller can build an unsafe link.
+    const issues = catchUpTransportIssues(options.url, {
+      allowInsecureHttp: options.allowInsecureHttp === true,
+      caFile: options.ca !== undefined,
+      responseSignature: this.signatures,
+    });
+    if (issues.length > 0)
+      throw new AgentError(
+        'CONFIG_INVALID',
+        issues.map((i) => `catchUp.${i.field}: ${i.message}`).join('; '),
+      );
+    if (this.signatures === 'required' && !options.serviceKey)
+      throw new AgentError(
+        'CONFIG_INVALID',
+        'keys.servicePublicKeyFile: is required to verify catch-up answers (catchUp.responseSignature is "required")',
+      );
+    this.transport = kind;
+    this.transportWarning = kind === 'http-insecure' ? insecureHttpWarning(options.url) : null;
+    this.target = new URL(options.url);
+  }
+
+  /** POSTs `body` and returns the answer only once it is authenticated. */
+  async post(
+    body: string,
+    signal?: AbortSignal,
+  ): Promise<RawAnswer & { authenticated: Authentication }> {
+    const answer = await this.exchange(body, signal);
+    return { ...answer, authenticated: this.authenticate(answer) };
+  }
+
+  /**
+   * For `doctor`: POSTs an empty object (no secret, no query: the service answers it with an
+   * error envelope, signed like every answer) and says whether the answer's signature verifies.
+   * Transport failures (unreachable, TLS refused, too large) throw as they would for a query.
+   */
+  async probe(): Promise<{
+    status: number;
+    signature: 'valid' | 'missing' | 'invalid' | 'unchecked';
+  }> {
+    const answer = await this.exchange('{}');
+    const header = answer.signature?.trim();
+    if (!header) return { status: answer.status, signature: 'missing' };
+    if (!this.options.serviceKey) return { status: answer.status, signature: 'unchecked' };
+    const ok = verifyBytes(
+      answer.bytes,
+      header,
+      this.options.serviceKey,
+      this.options.scheme ?? DEFAULT_SIGNATURE_SCHEME,
+    );
+    return { status: answer.status, signature: ok ? 'valid' : 'invalid' };
+  }
+
+  /**
+   * Step 1, before anything of the body is looked at: is it the service's? A missing or bad
+   * signature refuses the whole answer, success or failure code alike.
+   */
+  private authenticate(answer: RawAnswer): Authentication {
+    // Only a verified https connection gets here with signatures off (the constructor).
+    if (this.signatures === 'off') return 'tls';
+    const status = answer.status;
+    if (answer.signature === undefined || answer.signature.trim() === '')
+      throw new AgentError(
+        'QUERY_REJECTED',
+        `${this.url}: HTTP ${status}, the answer carries no X-Signature: refused unread ` +
+          '(catchUp.responseSignature is "required"; print-protocol §8)',
+        { details: { httpStatus: status, refused: 'unsigned' } },
+      );
+    const ok = verifyBytes(
+      answer.bytes,
+      answer.signature.trim(),
+      this.options.serviceKey!,
+      this.options.scheme ?? DEFAULT_SIGNATURE_SCHEME,
+    );
+    if (!ok)
+      throw new AgentError(
+        'QUERY_REJECTED',
+        `${this.url}: HTTP ${status}, the answer's X-Signature does not verify with the service ` +
+          'public key (keys.servicePublicKeyFile): refused unread',
+        { details: { httpStatus: status, refused: 'bad-signature' } },
+      );
+    return 'signature';
+  }
+
+  /**
+   * One POST and its answer, the body read up to the cap. Over the cap (declared or counted) the
+   * connection is destroyed at once: the rest is never read, so a huge answer costs no memory.
+   */
+  private exchange(body: string, signal?: AbortSignal): Promise<RawAnswer> {
+    const timeout = AbortSignal.timeout(this.timeoutMs);
+    const combined = signal ? anySignal(signal, timeout) : timeout;
+    const https = this.target.protocol === 'https:';
+    const options: RequestOptions & { ca?: string; rejectUnauthorized?: boolean } = {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json',
+        'content-length': Buffer.byteLength(body),
+      },
+      // A connection of its own per query (queries are 10 s apart): destroying it on a refused
+      // answer can never hurt another request.
+      agent: false,
+      ...(https ? { rejectUnauthorized: true } : {}),
+      ...(https && this.options.ca !== undefined ? { ca: this.options.ca } : {}),
+      ...(this.transport === 'http-loopback' ? { lookup: loopbackOnlyLookup } : {}),
+    };
+    return new Promise<RawAnswer>((resolve, reject) => {
+      let settled = false;
+      let response: IncomingMessage | null = null;
+      const finish = (error: AgentError | null, answer?: RawAnswer) => {
+        if (settled) return;
+        settled = true;
+        combined.removeEventListener('abort', onAbort);
+        if (error) {
+          response?.destroy();
+          req.destroy();
+          reject(error);
+        } else resolve(answer!);
+      };
+      const onAbort = () => finish(this.abortError(timeout, signal));
+      const req = (https ? httpsRequest : httpRequest)(this.target, options);
+      if (combined.aborted) {
+        onAbort();
+        return;
+      }
+      combined.addEventListener('abort', onAbort, { once: true });
+      req.on('error', (cause) => finish(this.transportError(cause)));
+      req.on('response', (res) => {
+        response = res;
+        const status = res.statusCode ?? 0;
+        const declared = Number(res.headers['content-length']);
+        if (Number.isFinite(declared) && declared > this.maxBytes) {
+          finish(this.tooLarge(status, declared));
+          return;
+        }
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (chunk: Buffer) => {
+          if (settled) return;
+          size += chunk.length;
+          if (size > this.maxBytes) {
+            finish(this.tooLarge(status, null));
+            return;
+          }
+          chunks.push(chunk);
+        });
+        res.on('end', () => {
+          const header = res.headers[RESPONSE_SIGNATURE_HEADER];
+          finish(null, {
+            status,
+            // Two X-Signature headers are not one signature: joined, they fail to verify.
+            signature: Array.isArray(header) ? header.join(', ') : header,
+            bytes: Buffer.concat(chunks, size),
+          });
+        });
+        res.on('error', (cause) => finish(this.transportError(cause)));
+        res.on('aborted', () =>
+          finish(
+            new AgentError('QUERY_FAILED', `${this.url}: the answer was cut off`, {
+              details: { httpStatus: status },
+            }),
+          ),
+        );
+      });
+      req.end(body);
+    });
+  }
+
+  private tooLarge(status: number, declared: number | null): AgentError {
+    return new AgentError(
+      'QUERY_REJECTED',
+      `${this.url}: HTTP ${status}, the answer is larger than ${this.maxBytes} bytes` +
+        `${declared !== null ? ` (Content-Length ${declared})` : ''}: refused, connection closed ` +
+        '(print-protocol §8)',
+      {
+        details: {
+          httpStatus: status,
+          refused: 'too-large',
+          limitBytes: this.maxBytes,
+          ...(declared !== null ? { declaredBytes: declared } : {}),
+        },
+      },
+    );
+  }
+
+  private abortError(timeout: AbortSignal, signal?: AbortSignal): AgentError {
+    if (signal?.aborted)
+      return new AgentError('QUERY_FAILED', `${this.url}: cancelled (the agent is stopping)`, {
+        details: { cancelled: true },
+      });
+    if (timeout.aborted)
+      return new AgentError('QUERY_FAILED', `${this.url}: no answer within ${this.timeoutMs} ms`, {
+        details: { timeout: true },
+      });
+    return new AgentError('QUERY_FAILED', `${this.url}: aborted`);
+  }
+
+  private transportError(cause: unknown): AgentError {
+    const error = cause as NodeJS.ErrnoException | undefined;
+    const code = error?.code;
+    const text = this.scrub(error?.message ?? '');
+    if (code !== undefined && CERTIFICATE_REFUSALS.test(code))
+      return new AgentError(
+        'QUERY_FAILED',
+        `${this.url}: TLS refused the service's certificate (${code}: ${text}); check ` +
+          "catchUp.caFile (the CA that signed the service's certificate) and the host name",
+        { cause, details: { tls: code } },
+      );
+    if (code?.startsWith('ERR_SSL'))
+      return new AgentError(
+        'QUERY_FAILED',
+        `${this.url}: the TLS handshake failed (${code}: ${text}); is it an https port?`,
+        { cause, details: { tls: code } },
+      );
+    // Our own refusal of a loopback name that resolved elsewhere explains itself.
+    const reason = code === 'ENOTLOOPBACK' ? text : (code ?? error?.message ?? String(cause));
+    return new AgentError('QUERY_FAILED', `${this.url}: unreachable (${this.scrub(reason)})`, {
+      cause,
+    });
+  }
+}
+
+/** OpenSSL's and Node's codes for a certificate that was not accepted. */
+const CERTIFICATE_REFUSALS = /CERT|SELF_SIGNED|UNABLE_TO_(GET|VERIFY)|HOSTNAME_MISMATCH/;
+
+/**
+ * http to a loopback name (`localhost`): connect only if it resolved to loopback. A literal
+ * address never comes here (and was checked by the rules); this catches a hosts file or resolver
+ * that maps `localhost` elsewhere.
+ */
+const loopbackOnlyLookup: LookupFunction = (hostname, options, callback) => {
+  dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
+    if (error) {
+      callback(error, '', 4);
+      return;
+    }
+    const list = addresses as Array<{ address: string; family: number }>;
+    const outside = list.find((a) => !isLoopbackAddress(a.address));
+    if (outside || list.length === 0) {
+      const refused = Object.assign(
+        new Error(
+          `${hostname} resolves to ${outside?.address ?? 'nothing'}, not loopback: http:// is only for loopback`,
+        ),
+        { code: 'ENOTLOOPBACK' },
+      );
+      callback(refused, '', 4);
+      return;
+    }
+    if (options.all) (callback as (e: null, a: typeof list) => void)(null, list);
+    else callback(null, list[0]!.address, list[0]!.family);
+  });
+};
+
+/** `AbortSignal.any` (Node 20.3+), with a fallback for the first Node 20 releases. */
+function anySignal(a: AbortSignal, b: AbortSignal): AbortSignal {
+  if (typeof AbortSignal.any === 'function') return AbortSignal.any([a, b]);
+  const controller = new AbortController();
+  for (const s of [a, b]) {
+    if (s.aborted) controller.abort(s.reason);
+    else s.addEventListener('abort', () => controller.abort(s.reason), { once: true });
+  }
+  return controller.signal;
+}

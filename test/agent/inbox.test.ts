@@ -1,0 +1,236 @@
+/**
+ * The inbox's issue 13 rules on a real job store, without a broker (the child-process versions are
+ * in test/security/): `storeId` binds the store, a rejection whose signature held names the job,
+ * and freshness (print-protocol v1.1 §4): stale while the clock is trusted, skipped and said so
+ * while it is not, LATE from createTime, createTime read in the service's zone, duplicates first.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ClockSync } from '../../src/clock-sync.js';
+import type { JobStore } from '../../src/jobs/store.js';
+import { createLogger } from '../../src/logging.js';
+import { Inbox, type InboxOptions } from '../../src/mqtt/inbox.js';
+import {
+  buildEnvelope,
+  formatTimestamp,
+  generateKeyPair,
+  type JobEvent,
+  jobEventSchema,
+  parseKey,
+  topics,
+} from '../../src/protocol/index.js';
+import { openStore } from '../jobs/fixtures.js';
+
+const pair = generateKeyPair();
+const serviceKey = parseKey(pair.privatePem, 'private');
+const APP_ID = 'A-inbox';
+const STORE_KEY = 'sk-inbox-secret-1234';
+const STORE_ID = 'inboxstore000001';
+const T = topics('printer-agent/v1', STORE_ID);
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+
+function rig(options: Partial<InboxOptions> = {}): {
+  inbox: Inbox;
+  store: JobStore;
+  log: string[];
+  events(): JobEvent[];
+} {
+  const store = openStore('inbox');
+  const log: string[] = [];
+  const inbox = new Inbox(
+    store,
+    {
+      appId: APP_ID,
+      storeKey: STORE_KEY,
+      storeId: STORE_ID,
+      serviceKey: parseKey(pair.publicPem, 'public'),
+      scheme: 'RSA-SHA256',
+      maxBytes: 64 * 1024,
+      topics: T,
+      clock: new ClockSync({ mode: 'synchronized' }),
+      lateAfterMs: 15 * 60_000,
+      ...options,
+    },
+    { statusRequested: () => {}, storeFault: () => {} },
+    createLogger({ level: 'debug', destination: { write: (line: string) => void log.push(line) } }),
+  );
+  return {
+    inbox,
+    store,
+    log,
+    events: () => {
+      const entries = store.drainOutbox(1000);
+      store.ackOutbox(entries.map((e) => e.id));
+      return entries.map((e) => jobEventSchema.parse(e.payload));
+    },
+  };
+}
+
+function instruction(n: number, extra: Record<string, unknown> = {}) {
+  return {
+    storeId: STORE_ID,
+    jobId: `P-${n}`,
+    orderNo: `O-${n}`,
+    createTime: formatTimestamp(new Date()),
+    order: {
+      productInfo: [{ productName: `Dish ${n}`, price: 1000, quantity: 1 }],
+      orderType: 1,
+      paymentWay: 2,
+      paymentTransactionId: `M-${n}`,
+    },
+    ...extra,
+  };
+}
+
+const body = (param: object) =>
+  Buffer.from(
+    JSON.stringify(buildEnvelope({ appId: APP_ID, storeKey: STORE_KEY, param, key: serviceKey })),
+  );
+const ago = (ms: number, timeZone?: string) => formatTimestamp(new Date(Date.now() - ms), timeZone);
+
+describe('inbox: storeId binds the store (print-protocol v1.1 §4)', () => {
+  it("another store's genuine instruction or command is rejected naming storeId, with its ids", async () => {
+    const r = rig();
+    try {
+      await r.inbox.handle(T.print, body(instruction(1, { storeId: 'otherstore000002' })));
+      await r.inbox.handle(
+        T.command,
+        body({ storeId: 'otherstore000002', commandId: 'C-1', type: 'reprint', orderNo: 'O-9' }),
+      );
+      const [print, command] = r.events();
+      assert.equal(print?.state, 'rejected');
+      assert.equal(print?.reason?.code, 'IDENTITY_MISMATCH');
+      assert.match(print?.reason?.message ?? '', /^storeId: /);
+      assert.deepEqual([print?.jobId, print?.orderNo], ['P-1', 'O-1']);
+      assert.equal(command?.reason?.code, 'IDENTITY_MISMATCH');
+      assert.deepEqual(
+        [command?.jobId, command?.commandId, command?.orderNo],
+        ['command:C-1', 'C-1', 'O-9'],
+      );
+      assert.equal(r.store.list().length, 0, 'nothing stored');
+    } finally {
+      r.store.close();
+    }
+  });
+
+  it('an oversized instruction whose signature holds is TOO_LARGE naming the job; a forged one names nothing', async () => {
+    const r = rig();
+    try {
+      const big = instruction(2, { pad: 'x'.repeat(100 * 1024) });
+      await r.inbox.handle(T.print, body(big));
+      const forged = JSON.parse(body(big).toString()) as { sign: string };
+      forged.sign = Buffer.from('not a signature').toString('base64');
+      await r.inbox.handle(T.print, Buffer.from(JSON.stringify(forged)));
+      const [signed, unsigned] = r.events();
+      assert.deepEqual(
+        [signed?.state, signed?.reason?.code, signed?.jobId, signed?.orderNo],
+        ['rejected', 'TOO_LARGE', 'P-2', 'O-2'],
+      );
+      assert.deepEqual(
+        [unsigned?.reason?.code, unsigned?.jobId, unsigned?.orderNo],
+        ['TOO_LARGE', null, null],
+      );
+    } finally {
+      r.store.close();
+    }
+  });
+});
+
+describe('inbox: freshness (print-protocol v1.1 §4)', () => {
+  it('clock synchronized: older than the limit is stored failed STALE_ORDER, logged, not queued', async () => {
+    const r = rig();
+    try {
+      await r.inbox.handle(T.print, body(instruction(1, { createTime: ago(8 * DAY) })));
+      const events = r.events();
+      assert.deepEqual(
+        events.map((e) => [e.state, e.reason?.code, e.markings]),
+        [['failed', 'STALE_ORDER', ['LATE']]],
+      );
+      assert.match(
+        events[0]!.reason!.message,
+        /8(\.0)? days old, older than 7 days \(freshness\.maxAgeDays\)/,
+      );
+      assert.equal(r.store.head('receipt'), null, 'nothing to print');
+      assert.ok(r.log.some((l) => l.includes('stale instruction stored failed')));
+      // A duplicate is a duplicate before the age is looked at.
+      await r.inbox.handle(T.print, body(instruction(1, { createTime: ago(8 * DAY) })));
+      assert.deepEqual(
+        r.events().map((e) => e.state),
+        ['duplicate'],
+      );
+    } finally {
+      r.store.close();
+    }
+  });
+
+  it('clock synchronized: a late instruction younger than the limit prints, marked LATE from arrival', async () => {
+    const r = rig();
+    try {
+      await r.inbox.handle(T.print, body(instruction(1, { createTime: ago(2 * HOUR) })));
+      await r.inbox.handle(T.print, body(instruction(2, { createTime: ago(60_000) })));
+      await r.inbox.handle(T.print, body(instruction(3, { createTime: ago(-HOUR) })));
+      const events = r.events();
+      assert.deepEqual(
+        events.map((e) => [e.jobId, e.state, e.markings ?? [], e.warnings ?? []]),
+        [
+          ['P-1', 'queued', ['LATE'], []],
+          ['P-2', 'queued', [], []],
+          ['P-3', 'queued', [], []],
+        ],
+      );
+      assert.equal(r.store.getByJobId('P-1')?.markings.late, true);
+    } finally {
+      r.store.close();
+    }
+  });
+
+  it('clock not known synchronized: the age is not checked, and the queued event says so', async () => {
+    for (const clock of [
+      new ClockSync({ mode: 'unsynchronized' }),
+      new ClockSync({ flagFile: '/nonexistent/flag', command: ['false'] }),
+    ]) {
+      await clock.refresh();
+      const r = rig({ clock });
+      try {
+        await r.inbox.handle(T.print, body(instruction(1, { createTime: ago(105 * DAY) })));
+        const [event] = r.events();
+        assert.equal(event?.state, 'queued');
+        assert.equal(event?.markings, undefined, 'no LATE from an untrusted clock');
+        assert.deepEqual(
+          event?.warnings?.map((w) => w.code),
+          ['CLOCK_UNSYNCHRONIZED'],
+        );
+        assert.match(event!.warnings![0]!.message, /not checked/);
+        assert.ok(r.log.some((l) => l.includes('instruction ages are not checked')));
+      } finally {
+        r.store.close();
+      }
+    }
+  });
+
+  it("createTime is read in the service's zone (freshness.timeZone)", async () => {
+    // 25 hours apart: now in Kiritimati (UTC+14) read as Pago Pago time (UTC-11) lies in the
+    // future; now in Pago Pago read as Kiritimati time is a day old.
+    const r = rig({ timeZone: 'Pacific/Kiritimati', maxAgeMs: 12 * HOUR });
+    try {
+      await r.inbox.handle(
+        T.print,
+        body(instruction(1, { createTime: formatTimestamp(new Date(), 'Pacific/Kiritimati') })),
+      );
+      await r.inbox.handle(
+        T.print,
+        body(instruction(2, { createTime: formatTimestamp(new Date(), 'Pacific/Pago_Pago') })),
+      );
+      assert.deepEqual(
+        r.events().map((e) => [e.jobId, e.state, e.reason?.code ?? null]),
+        [
+          ['P-1', 'queued', null],
+          ['P-2', 'failed', 'STALE_ORDER'],
+        ],
+      );
+    } finally {
+      r.store.close();
+    }
+  });
+});

@@ -1,0 +1,654 @@
+/**
+ * Issue 13, item 1 (critical): catch-up must not trust whoever answers in the order service's
+ * place (print-protocol v1.1 §8). Real processes only: the agent as a child process
+ * (test/faults/harness.ts), Mosquitto, the emulator, the reference order service (which signs every
+ * answer, `X-Signature`) behind an https front with certificates from a test CA made with openssl,
+ * and a man-in-the-middle proxy of this file's own between the agent and the service.
+ *
+ * The attacks of the issue, each refused now:
+ * - a forged record carrying the next order number (unsigned, with the genuine answer's signature
+ *   kept, or signed with the attacker's key) is not printed, the cursor does not move, and the
+ *   genuine signed MQTT instruction for that order then prints (it is not answered `duplicate`);
+ * - a 300 MiB answer is refused at 4 MiB, the connection dropped, the agent's peak RSS bounded;
+ * - https with the service CA pinned prints the service's orders, while a certificate from another
+ *   CA is refused before the query (and its storeKey) is sent;
+ * - http to a host other than loopback is refused by `config check` and `run`, and accepted with
+ *   the lab switch, which is then warned about at every round;
+ * - a record for another restaurant (the agent knows its own) is reported `rejected`, not printed.
+ *
+ * Observed from outside the agent: the emulator's paper, the `/job` events, the agent's log lines,
+ * and what the proxy saw and sent.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  createServer as createHttpServer,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
+import { createServer as createHttpsServer, request as httpsRequest } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { MqttPublisher } from '../../src/mqtt/publisher.js';
+import {
+  buildApp,
+  buildRegistry,
+  type InstructionPublisher,
+  OrderStore,
+  parseServiceConfig,
+} from '../../src/order-service/index.js';
+import { buildEnvelope } from '../../src/protocol/envelope.js';
+import type { JobEvent } from '../../src/protocol/print-protocol.js';
+import {
+  generateKeyPair,
+  parseKey,
+  RESPONSE_SIGNATURE_HEADER,
+  signBytes,
+} from '../../src/protocol/signing.js';
+import { deriveStoreId } from '../../src/protocol/store-id.js';
+import { nonLoopbackAddress } from '../catchup/harness.js';
+import { LOCAL_NAMES, TlsFront } from '../catchup/tls-front.js';
+import { type FaultStore, faultSuite, type Json, servicePair } from '../faults/harness.js';
+import { runCli } from '../helpers/cli.js';
+import { skipWithoutMosquitto } from '../helpers/mosquitto.js';
+import { type IssuedCertificate, skipWithoutOpenssl, TestCa } from '../helpers/test-ca.js';
+import { waitFor } from '../helpers/waiting.js';
+
+const MiB = 1024 * 1024;
+const PAD_BYTES = 300 * MiB;
+const FORGED_DISH = 'FORGED BY THE PROXY';
+const skip = skipWithoutMosquitto() || skipWithoutOpenssl();
+
+/** The store key pair all stores of this file sign creates and queries with. */
+const storePair = generateKeyPair();
+const storeKey = parseKey(storePair.privatePem, 'private');
+const attackerKey = parseKey(generateKeyPair().privatePem, 'private');
+
+/** Peak RSS (VmHWM) of a process in MB: no sampling gap can miss a spike. */
+function peakRssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/^VmHWM:\s+(\d+)\s+kB/m.exec(status)![1]) / 1024;
+}
+
+type Mode = 'pass' | 'forge-unsigned' | 'forge-genuine-signature' | 'forge-attacker-signed' | 'pad';
+
+interface Seen {
+  mode: Mode;
+  /** The query's param as the agent sent it (readable: this leg is plain http). */
+  param: Json | null;
+  /** Body bytes the proxy sent, and whether the agent hung up before the end. */
+  written: number;
+  clientClosed: boolean;
+  done: boolean;
+}
+
+/**
+ * The attacker: an HTTP (or HTTPS, with a certificate of its own) proxy that relays each query
+ * to the real service over https and answers with what the script says: the genuine answer, a
+ * forged one, or 300 MiB.
+ */
+class Mitm {
+  /** Modes for the next requests, in order; `pass` when empty. */
+  readonly script: Mode[] = [];
+  readonly seen: Seen[] = [];
+  /** TLS handshakes the agent refused (https proxy only). */
+  tlsRefused = 0;
+  /** The order number the forger puts on its record. */
+  forgeOrderNo = '';
+  /** The last genuine record that went through: the forger's template. */
+  template: Json | null = null;
+
+  private constructor(
+    private readonly server: Server,
+    readonly url: string,
+  ) {}
+
+  static async start(options: {
+    upstream: string;
+    upstreamCa: string;
+    host?: string;
+    urlHost?: string;
+    cert?: IssuedCertificate;
+  }): Promise<Mitm> {
+    const box: { mitm?: Mitm } = {};
+    const handler = (req: IncomingMessage, res: ServerResponse) =>
+      void box.mitm!.handle(req, res, options.upstream, options.upstreamCa);
+    const server = options.cert
+      ? createHttpsServer(
+          { cert: readFileSync(options.cert.certFile), key: readFileSync(options.cert.keyFile) },
+          handler,
+        )
+      : createHttpServer(handler);
+    const host = options.host ?? '127.0.0.1';
+    await new Promise<void>((resolve) => server.listen(0, host, resolve));
+    const port = (server.address() as AddressInfo).port;
+    const scheme = options.cert ? 'https' : 'http';
+    box.mitm = new Mitm(server, `${scheme}://${options.urlHost ?? host}:${port}`);
+    server.on('tlsClientError', () => box.mitm!.tlsRefused++);
+    return box.mitm;
+  }
+
+  /** Requests answered in `mode`. */
+  answered(mode: Mode): Seen[] {
+    return this.seen.filter((s) => s.mode === mode && s.done);
+  }
+
+  private async handle(
+    req: IncomingMessage,
+    res: ServerResponse,
+    upstream: string,
+    upstreamCa: string,
+  ): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const body = Buffer.concat(chunks);
+    let param: Json | null = null;
+    try {
+      param = JSON.parse(String((JSON.parse(body.toString()) as Json).param)) as Json;
+    } catch {
+      // not a query (a probe): relayed as it is
+    }
+    const mode = (param ? this.script.shift() : undefined) ?? 'pass';
+    const seen: Seen = { mode, param, written: 0, clientClosed: false, done: false };
+    this.seen.push(seen);
+    res.on('close', () => {
+      if (!res.writableFinished) seen.clientClosed = true;
+      seen.done = true;
+    });
+    if (mode === 'pad') return this.pad(res, seen);
+
+    const answer = await relay(upstream, upstreamCa, req, body);
+    const genuine = answer.body.toString();
+    this.learn(genuine);
+    let out = genuine;
+    let signature = answer.signature;
+    if (mode !== 'pass') {
+      out = this.forge(genuine);
+      if (mode === 'forge-unsigned') signature = undefined;
+      if (mode === 'forge-attacker-signed') signature = signBytes(Buffer.from(out), attackerKey);
+      // forge-genuine-signature: the service's signature of the genuine body, kept.
+    }
+    res.writeHead(answer.status, {
+      'content-type': 'application/json; charset=utf-8',
+      ...(signature ? { [RESPONSE_SIGNATURE_HEADER]: signature } : {}),
+    });
+    seen.written = Buffer.byteLength(out);
+    res.end(out);
+  }
+
+  private learn(body: string): void {
+    try {
+      const list = (JSON.parse(body) as { data?: { list?: Json[] } }).data?.list;
+      if (list && list.length > 0) this.template = list.at(-1)!;
+    } catch {
+      // an error answer
+    }
+  }
+
+  /** The genuine page plus a record of the attacker's making, for the next order number. */
+  private forge(genuine: string): string {
+    const answer = JSON.parse(genuine) as { data?: { list?: Json[] } | null };
+    const template = this.template;
+    assert.ok(template, 'the forger needs a genuine record to copy');
+    const sku = (template.skuList as Json[])[0]!;
+    const forged = {
+      ...template,
+      orderInnerNo: this.forgeOrderNo,
+      realAmount: 999_900,
+      totalAmount: 999_900,
+      skuList: [{ ...sku, productName: FORGED_DISH, skuName: FORGED_DISH, price: 999_900 }],
+    };
+    const list = [...(answer.data?.list ?? []), forged];
+    return JSON.stringify({
+      code: 10000,
+      message: 'success',
+      data: { total: list.length, pageNum: 1, pageSize: 100, list },
+    });
+  }
+
+  /** 300 MiB of a JSON-looking answer, chunked, with flow control, until the agent hangs up. */
+  private pad(res: ServerResponse, seen: Seen): void {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.write('{"code":10000,"message":"success","data":{"total":1,"pageNum":1,"list":["');
+    const chunk = Buffer.alloc(MiB, 0x41);
+    const pump = () => {
+      while (!seen.done && seen.written < PAD_BYTES) {
+        seen.written += chunk.length;
+        if (!res.write(chunk)) {
+          res.once('drain', pump);
+          return;
+        }
+      }
+      if (!seen.done) res.end('"]}}');
+    };
+    pump();
+  }
+
+  close(): Promise<void> {
+    this.server.closeAllConnections();
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+/** One request to the real service over https (CA verified), the answer read whole. */
+function relay(
+  upstream: string,
+  ca: string,
+  req: IncomingMessage,
+  body: Buffer,
+): Promise<{ status: number; signature: string | undefined; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const out = httpsRequest(
+      new URL(req.url ?? '/', upstream),
+      {
+        method: req.method,
+        ca,
+        headers: {
+          'content-type': req.headers['content-type'] ?? 'application/json',
+          'content-length': body.length,
+        },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const sig = res.headers[RESPONSE_SIGNATURE_HEADER];
+          resolve({
+            status: res.statusCode ?? 0,
+            signature: typeof sig === 'string' ? sig : undefined,
+            body: Buffer.concat(chunks),
+          });
+        });
+        res.on('error', reject);
+      },
+    );
+    out.on('error', reject);
+    out.end(body);
+  });
+}
+
+/** Holds back the instructions of some stores, so that only catch-up can bring their orders. */
+class HoldingPublisher implements InstructionPublisher {
+  readonly held = new Set<string>();
+  constructor(private readonly inner: InstructionPublisher) {}
+  publish(storeId: string, body: string): Promise<void> {
+    return this.held.has(storeId)
+      ? Promise.reject(new Error('held back by the test: catch-up must bring this order'))
+      : this.inner.publish(storeId, body);
+  }
+}
+
+describe('catch-up against a man in the middle (issue 13, item 1)', {
+  skip,
+  timeout: 600_000,
+}, () => {
+  const suite = faultSuite();
+  const dir = mkdtempSync(join(tmpdir(), 'pa-mitm-'));
+  const lan = nonLoopbackAddress();
+  let ca: TestCa;
+  let caPem: string;
+  let front: TlsFront;
+  let serviceUrl: string;
+  let app: ReturnType<typeof buildApp>;
+  let orders: OrderStore;
+  let publisher: MqttPublisher;
+  let holding: HoldingPublisher;
+  const proxies: Mitm[] = [];
+  /** The store attacked over loopback http, and its proxy (shared by the first two tests). */
+  let lab: FaultStore;
+  let labProxy: Mitm;
+
+  /** The stores of this file: name, and the restaurant the service lists its orders under. */
+  const STORES = [
+    ['mitm-lab', 'R100'],
+    ['mitm-tls', 'R100'],
+    ['mitm-impostor', 'R100'],
+    ['mitm-lan', 'R100'],
+    ['mitm-foreign', 'R999'],
+  ] as const;
+  const appId = (name: string) => `A-${name}`;
+  const storeKeyOf = (name: string) => `sk-${name}-secret-7731`;
+
+  before(async () => {
+    ca = TestCa.create('order-service');
+    caPem = readFileSync(ca.certFile, 'utf8');
+    writeFileSync(join(dir, 'service-private.pem'), servicePair.privatePem, { mode: 0o600 });
+    writeFileSync(join(dir, 'store-public.pem'), storePair.publicPem);
+    writeFileSync(join(dir, 'store-private.pem'), storePair.privatePem, { mode: 0o600 });
+    const config = parseServiceConfig({
+      apps: STORES.map(([name, restaurantNo]) => ({
+        appId: appId(name),
+        publicKeyFile: 'store-public.pem',
+        stores: [
+          {
+            storeKey: storeKeyOf(name),
+            restaurantNo,
+            branchIdentifier: restaurantNo === 'R100' ? 'B-1' : 'B-9',
+          },
+        ],
+      })),
+      servicePrivateKeyFile: 'service-private.pem',
+    });
+    const { registry, serviceKey } = buildRegistry(config, dir);
+    orders = new OrderStore(':memory:');
+    publisher = new MqttPublisher({
+      url: suite.broker.url,
+      topicPrefix: 'printer-agent/v1',
+      clientId: 'order-service-mitm',
+      onConnect: () => void app?.outbox.drain(),
+    });
+    holding = new HoldingPublisher(publisher);
+    app = buildApp({ registry, store: orders, serviceKey, publisher: holding, outboxRetryMs: 0 });
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    const port = (app.server.address() as AddressInfo).port;
+    // The service as deployed: https in front (its certificate from the service's CA).
+    front = await TlsFront.start(ca.issue({ name: 'order-service', ...LOCAL_NAMES }), port);
+    serviceUrl = `https://localhost:${front.port}`;
+    await waitFor('the service on the broker', () => publisher.connected, 10_000);
+  });
+
+  after(async () => {
+    for (const p of proxies) await p.close();
+    await front?.close();
+    await app?.close();
+    await publisher?.close();
+    orders?.close();
+  });
+
+  async function mitm(options: Omit<Parameters<typeof Mitm.start>[0], 'upstream' | 'upstreamCa'>) {
+    const proxy = await Mitm.start({ ...options, upstream: serviceUrl, upstreamCa: caPem });
+    proxies.push(proxy);
+    return proxy;
+  }
+
+  /** A store whose agent reads catch-up from `catchUp` (10 s rounds, the store's key). */
+  function store(name: string, catchUp: Json): Promise<FaultStore> {
+    return suite.stores.create({
+      name,
+      broker: suite.broker,
+      configure: (c) => {
+        c.catchUp = { intervalSec: 10, minIntervalSec: 10, ...catchUp };
+        (c.keys as Json).storePrivateKeyFile = join(dir, 'store-private.pem');
+      },
+    });
+  }
+
+  /**
+   * Creates an order as the merchant's POS would (signed), straight at the service's listener
+   * (the POS's path is not what this file attacks); returns its orderNo.
+   */
+  async function create(name: string, dish: string): Promise<string> {
+    const port = (app.server.address() as AddressInfo).port;
+    const res = await fetch(`http://127.0.0.1:${port}/open-api/order/create`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(
+        buildEnvelope({
+          appId: appId(name),
+          storeKey: storeKeyOf(name),
+          key: storeKey,
+          param: {
+            productInfo: [{ productName: dish, price: 10_000, quantity: 1 }],
+            orderType: 1,
+            paymentWay: '2',
+            paymentTransactionId: `M-${dish}`.replace(/\s/g, '-').slice(0, 50),
+          },
+        }),
+      ),
+    });
+    const body = (await res.json()) as { code: number; message: string; data: { orderNo: string } };
+    assert.equal(body.code, 10000, `create: ${body.code} ${body.message}`);
+    return body.data.orderNo;
+  }
+
+  /** The agent's JSON log records. */
+  const log = (s: FaultStore): Json[] =>
+    s.output
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as Json);
+  const failedRounds = (s: FaultStore) =>
+    log(s).filter((r) => r.msg === 'catch-up round failed; the next round tries again');
+  const eventsOf = (s: FaultStore, orderNo: string): JobEvent[] =>
+    s.events.filter((e) => e.orderNo === orderNo);
+  const paper = (s: FaultStore) => s.ticketTexts().join('\n');
+
+  it('a forged record for the next order number never prints; the genuine instruction then does', async () => {
+    const proxy = await mitm({});
+    const s = await store('mitm-lab', { baseUrl: proxy.url });
+    lab = s;
+    labProxy = proxy;
+    await s.startOnline();
+    // An order of the day: printed over MQTT, then seen by catch-up, which sets its cursor on it.
+    const first = await create('mitm-lab', 'Genuine first dish');
+    await waitFor(
+      `${first} printed`,
+      () => eventsOf(s, first).some((e) => e.state === 'printed'),
+      30_000,
+    );
+    await waitFor(
+      'catch-up to use the first order as its cursor',
+      () => proxy.seen.some((x) => x.param?.orderInnerNo === first),
+      60_000,
+    );
+    assert.ok(s.printedOrders().includes(first), `${first} printed\n${s.tail()}`);
+
+    // The attacker knows the numbering: O + day + a daily sequence.
+    const next = `${first.slice(0, -6)}${String(Number(first.slice(-6)) + 1).padStart(6, '0')}`;
+    proxy.forgeOrderNo = next;
+    const from = proxy.seen.length;
+    const failedFrom = failedRounds(s).length;
+    proxy.script.push('forge-unsigned', 'forge-genuine-signature', 'forge-attacker-signed');
+    // Three forged answers, then a genuine one: each forged answer ended its round.
+    await waitFor(
+      'three forged answers and the query after them',
+      () => proxy.seen.length >= from + 4 && proxy.seen[from + 3]!.done,
+      120_000,
+    );
+    assert.deepEqual(
+      proxy.seen.slice(from, from + 3).map((x) => x.mode),
+      ['forge-unsigned', 'forge-genuine-signature', 'forge-attacker-signed'],
+    );
+    // Nothing of the forged record was stored, printed or reported.
+    assert.deepEqual(eventsOf(s, next), [], `events of the forged ${next}`);
+    assert.ok(!paper(s).includes(FORGED_DISH), 'the forged receipt printed');
+    await waitFor('three refused rounds', () => failedRounds(s).length >= failedFrom + 3, 30_000);
+    const refused = failedRounds(s).slice(failedFrom, failedFrom + 3);
+    assert.deepEqual(
+      refused.map((r) => r.code),
+      ['QUERY_REJECTED', 'QUERY_REJECTED', 'QUERY_REJECTED'],
+    );
+    assert.match(String(refused[0]!.err), /carries no X-Signature: refused unread/);
+    assert.match(String(refused[1]!.err), /X-Signature does not verify/);
+    assert.match(String(refused[2]!.err), /X-Signature does not verify/);
+    // The cursor did not move: every incremental query still starts after the first order.
+    for (const x of proxy.seen.slice(from))
+      if (x.param?.orderInnerNo !== undefined) assert.equal(x.param.orderInnerNo, first);
+    assert.ok(!proxy.seen.some((x) => x.param?.orderInnerNo === next));
+
+    // The real order with that number: its signed MQTT instruction prints, not `duplicate`.
+    const genuine = await create('mitm-lab', 'Genuine next dish');
+    assert.equal(genuine, next, 'the attacker guessed the number right');
+    await waitFor(
+      `${next} printed`,
+      () => eventsOf(s, next).some((e) => e.state === 'printed'),
+      30_000,
+    );
+    assert.ok(!eventsOf(s, next).some((e) => e.state === 'duplicate'));
+    assert.ok(paper(s).includes('Genuine next dish'));
+    assert.ok(!paper(s).includes(FORGED_DISH));
+    assert.equal(s.printsByOrder().get(next)?.length, 1);
+  });
+
+  it('a 300 MiB answer is refused at 4 MiB: connection dropped, agent memory bounded', async () => {
+    const proxy = labProxy;
+    const pid = lab.agent!.pid;
+    const peakBefore = peakRssMb(pid);
+    const failedFrom = failedRounds(lab).length;
+    const from = proxy.seen.length;
+    proxy.script.push('pad');
+    await waitFor(
+      'the padded answer to end',
+      () => proxy.seen.slice(from).some((x) => x.mode === 'pad' && x.done),
+      120_000,
+    );
+    const pad = proxy.seen.slice(from).find((x) => x.mode === 'pad')!;
+    // Time for a reader of the whole body to reach its peak (the issue measured 1.1 GB).
+    await waitFor('the round to end', () => failedRounds(lab).length > failedFrom, 30_000).catch(
+      () => undefined,
+    );
+    const peakAfter = peakRssMb(pid);
+    assert.ok(
+      peakAfter < peakBefore + 64,
+      `peak RSS ${peakBefore.toFixed(0)} -> ${peakAfter.toFixed(0)} MB`,
+    );
+    assert.ok(pad.clientClosed, 'the agent hung up');
+    assert.ok(pad.written < 32 * MiB, `${pad.written / MiB} MiB sent before the agent hung up`);
+    const refused = failedRounds(lab)[failedFrom];
+    assert.equal(refused?.code, 'QUERY_REJECTED');
+    assert.match(String(refused.err), /larger than 4194304 bytes: refused, connection closed/);
+    assert.ok(lab.agent!.alive, 'the agent is still running');
+    // And the next round reads the genuine service again.
+    await waitFor(
+      'a genuine answer after it',
+      () => proxy.seen.slice(from).some((x) => x.mode === 'pass' && x.done),
+      60_000,
+    );
+  });
+
+  it("https: the service's pinned CA prints its orders; another CA's certificate is refused before the query is sent", async () => {
+    for (const name of ['mitm-tls', 'mitm-impostor'])
+      holding.held.add(deriveStoreId(appId(name), storeKeyOf(name)));
+    const otherCa = TestCa.create('impostor');
+    const impostor = await mitm({
+      cert: otherCa.issue({ name: 'impostor', ...LOCAL_NAMES }),
+      urlHost: 'localhost',
+    });
+    const tls = await store('mitm-tls', { baseUrl: serviceUrl, caFile: ca.certFile });
+    const imp = await store('mitm-impostor', { baseUrl: impostor.url, caFile: ca.certFile });
+    // Orders whose instructions the service holds back: only catch-up can bring them.
+    const tlsOrder = await create('mitm-tls', 'Dish over https');
+    const impOrder = await create('mitm-impostor', 'Dish behind an impostor');
+    await tls.startOnline();
+    await imp.startOnline();
+
+    await waitFor(
+      `${tlsOrder} printed by catch-up over https`,
+      () => eventsOf(tls, tlsOrder).some((e) => e.state === 'printed'),
+      60_000,
+    );
+    assert.ok(paper(tls).includes('Dish over https'));
+    assert.equal(eventsOf(tls, tlsOrder)[0]?.jobId, `catch-up:${tlsOrder}`);
+
+    await waitFor('two refused rounds', () => failedRounds(imp).length >= 2, 60_000);
+    for (const round of failedRounds(imp)) {
+      assert.equal(round.code, 'QUERY_FAILED');
+      assert.match(String(round.err), /TLS refused the service's certificate .*catchUp\.caFile/);
+    }
+    assert.equal(impostor.seen.length, 0, 'no query (and no storeKey) ever reached the impostor');
+    assert.ok(impostor.tlsRefused >= 2, `${impostor.tlsRefused} refused handshakes`);
+    assert.deepEqual(eventsOf(imp, impOrder), []);
+    assert.deepEqual(imp.printedOrders(), []);
+  });
+
+  it('a record for another restaurant is rejected, reported and never printed', async () => {
+    holding.held.add(deriveStoreId(appId('mitm-foreign'), storeKeyOf('mitm-foreign')));
+    // The service lists this store's orders under R999 / B-9; the agent knows it is R100 / B-1.
+    // Straight to the service on loopback (signed answers): only the restaurant rule is at stake.
+    const port = (app.server.address() as AddressInfo).port;
+    const s = await store('mitm-foreign', {
+      baseUrl: `http://127.0.0.1:${port}`,
+      restaurantNo: 'R100',
+      branchIdentifier: 'B-1',
+    });
+    const orderNo = await create('mitm-foreign', 'Dish of another restaurant');
+    await s.startOnline();
+    await waitFor(`catch-up to report ${orderNo}`, () => eventsOf(s, orderNo).length > 0, 60_000);
+    assert.deepEqual(
+      eventsOf(s, orderNo).map((e) => e.state),
+      ['rejected'],
+    );
+    const rejected = eventsOf(s, orderNo).find((e) => e.state === 'rejected')!;
+    assert.equal(rejected.jobId, `catch-up:${orderNo}`);
+    assert.equal(rejected.reason?.code, 'IDENTITY_MISMATCH');
+    assert.match(rejected.reason!.message, /restaurantNo "R999" is not this store's R100/);
+    assert.ok(
+      log(s).some(
+        (r) => r.msg === 'order record from the query API rejected' && r.orderNo === orderNo,
+      ),
+    );
+    // Another whole round later, it is still neither queued nor printed (nor reported again).
+    const summaries = () => log(s).filter((r) => String(r.msg).startsWith('catch-up round')).length;
+    await waitFor('the round after the one that reported it', () => summaries() >= 2, 60_000);
+    assert.deepEqual(
+      eventsOf(s, orderNo).map((e) => e.state),
+      ['rejected'],
+    );
+    assert.ok(!paper(s).includes('Dish of another restaurant'));
+  });
+
+  it('http to a host other than loopback: refused by `config check` and `run`, saying why', () => {
+    const config = JSON.parse(readFileSync(lab.configPath, 'utf8')) as Json;
+    config.catchUp = { ...(config.catchUp as Json), baseUrl: 'http://192.0.2.10:8080' };
+    config.stateDir = join(dir, 'refused-state');
+    const path = join(dir, 'insecure.json');
+    writeFileSync(path, JSON.stringify(config), { mode: 0o600 });
+    const env = Object.fromEntries(
+      Object.entries(process.env).filter(([k]) => !k.startsWith('PRINTER_AGENT_')),
+    );
+    for (const command of [['config', 'check'], ['run']]) {
+      const r = runCli([...command, '--config', path], { env });
+      assert.equal(r.status, 1, `${command.join(' ')}: ${r.stdout}${r.stderr}`);
+      assert.match(
+        r.stderr,
+        /catchUp\.baseUrl: must be https:\/\/ for a host other than loopback \(print-protocol §8\): over http anyone on the network path can answer in the service's place/,
+      );
+      assert.match(r.stderr, /catchUp\.allowInsecureHttp to true/);
+    }
+  });
+
+  it('the lab switch: http to a LAN address works, answers still verified, a warning every round', {
+    skip: lan === null ? 'no non-loopback IPv4 address on this machine' : false,
+  }, async () => {
+    holding.held.add(deriveStoreId(appId('mitm-lan'), storeKeyOf('mitm-lan')));
+    const proxy = await mitm({ host: lan!, urlHost: lan! });
+    const s = await store('mitm-lan', { baseUrl: proxy.url, allowInsecureHttp: true });
+    const check = runCli(['config', 'check', '--config', s.configPath]);
+    assert.equal(check.status, 0, check.stderr);
+    assert.match(
+      check.stderr,
+      new RegExp(
+        `^WARNING: catchUp\\.allowInsecureHttp is true: catch-up talks plain http to ${lan!.replace(/\./g, '\\.')}:\\d+, so the storeKey travels in clear text`,
+        'm',
+      ),
+    );
+
+    const orderNo = await create('mitm-lan', 'Dish over the lab switch');
+    await s.startOnline();
+    await waitFor(
+      `${orderNo} printed by catch-up`,
+      () => eventsOf(s, orderNo).some((e) => e.state === 'printed'),
+      60_000,
+    );
+    // Signatures still hold over the lab switch: a forged answer is refused.
+    proxy.forgeOrderNo = 'O29991231999999';
+    const from = failedRounds(s).length;
+    proxy.script.push('forge-unsigned');
+    await waitFor('the refused round', () => failedRounds(s).length > from, 60_000);
+    assert.match(String(failedRounds(s)[from]!.err), /carries no X-Signature/);
+    assert.ok(!paper(s).includes(FORGED_DISH));
+    // One warning per round, each at its start: as many as rounds begun, at least.
+    const summaries = log(s).filter((r) => String(r.msg).startsWith('catch-up round'));
+    const warnings = log(s).filter(
+      (r) => r.level === 40 && String(r.msg).includes('allowInsecureHttp is true'),
+    );
+    assert.ok(summaries.length >= 2, `${summaries.length} rounds`);
+    assert.ok(
+      warnings.length >= summaries.length,
+      `${warnings.length} warnings for ${summaries.length} rounds`,
+    );
+  });
+});
