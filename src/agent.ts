@@ -10,20 +10,20 @@ import type { Clock } from './catchup/clock.js';
 import { CatchUpPoller } from './catchup/poller.js';
 import { QueryClient } from './catchup/query-client.js';
 import { loadCaFile } from './catchup/transport.js';
-import { ClockSync } from './clock-sync.js';
-import { type AgentError, isAgentError } from './errors.js';
+import { type ClockSource, ClockSync } from './host/clock-sync.js';
+import { Health } from './jobs/health.js';
 import { DEFAULT_RETENTION, Retention } from './jobs/retention.js';
 import { Spooler } from './jobs/spooler.js';
-import { JobStore, type PrinterQueueStats } from './jobs/store.js';
+import { JobStore } from './jobs/store.js';
 import type { Logger } from './logging.js';
 import { MqttConnection, type MqttConnectionOptions } from './mqtt/connection.js';
-import { Inbox } from './mqtt/inbox.js';
+import { DEFAULT_FRESHNESS_MAX_AGE_MS, Inbox } from './mqtt/inbox.js';
 import { Reporter } from './mqtt/reporter.js';
 import { PrinterMonitor } from './printer/monitor.js';
 import { openPrinter } from './printer/open-printer.js';
 import type { ConfirmMode, Printer } from './printer/printer.js';
 import { mqttMaxPacketBytes } from './protocol/limits.js';
-import { type AgentStatus, type PrinterStatus, topics } from './protocol/print-protocol.js';
+import { topics } from './protocol/print-protocol.js';
 import { loadKeyFile, type SignatureScheme } from './protocol/signing.js';
 import type { ReceiptOptions } from './receipt/options.js';
 import { getProfile } from './receipt/profile.js';
@@ -103,26 +103,12 @@ export interface CatchUpSettings {
 
 interface PrinterRoom {
   id: string;
-  /** The roles it serves: its queue in the status is the sum over them. */
-  roles: string[];
   printer: Printer;
   monitor: PrinterMonitor;
 }
 
-type Reason = { code: string; message: string };
-
 export class Agent {
-  /** The inbox could not store a message (disk full...): until a write succeeds again. */
-  private storeFault: AgentError | null = null;
-  /** The spooler's latest fault, until the store answers it again. */
-  private spoolerFault: Reason | null = null;
-  /** Reading the queue figures for the status failed: the last good figures are shown. */
-  private statusFault: Reason | null = null;
-  private lastStats: PrinterQueueStats[] = [];
-  private readonly startedAt = new Date().toISOString();
-
   private constructor(
-    private readonly settings: AgentSettings,
     private readonly log: Logger,
     readonly store: JobStore,
     private readonly printers: PrinterRoom[],
@@ -132,6 +118,8 @@ export class Agent {
     private readonly retention: Retention,
     /** The catch-up poller, when catch-up is on. */
     readonly catchUp: CatchUpPoller | null,
+    /** The status message and the faults it shows (print-protocol §7). */
+    readonly health: Health,
   ) {}
 
   static async start(settings: AgentSettings, log: Logger): Promise<Agent> {
@@ -151,7 +139,7 @@ export class Agent {
         plog.info({ state: condition.state, causes: condition.causes }, 'printer state'),
       );
       monitor.on('error', (error) => plog.warn({ err: error.message }, 'status poll failed'));
-      return { id: p.id, roles: p.roles, printer, monitor };
+      return { id: p.id, printer, monitor };
     });
 
     const spooler = new Spooler({
@@ -172,41 +160,28 @@ export class Agent {
       renderTestPage: (profile) => renderTestPage(profile, settings.receipt, VERSION),
     });
 
-    const c = settings.catchUp;
-    const catchUp = c
-      ? new CatchUpPoller(
-          new QueryClient({
-            baseUrl: c.baseUrl,
-            appId: settings.appId,
-            storeKey: settings.storeKey,
-            key: loadKeyFile(c.storePrivateKeyFile, 'private'),
-            scheme: settings.keys.scheme,
-            ...(c.timeoutMs !== undefined ? { timeoutMs: c.timeoutMs } : {}),
-            // print-protocol §8: answers verified with the service key, the CA pinned if given.
-            serviceKey: loadKeyFile(settings.keys.servicePublicKeyFile, 'public'),
-            responseSignature: c.responseSignature ?? 'required',
-            ...(c.caFile !== undefined ? { ca: loadCaFile(c.caFile).pem } : {}),
-            allowInsecureHttp: c.allowInsecureHttp === true,
-          }),
-          store,
-          {
-            intervalMs: c.intervalMs,
-            minIntervalMs: c.minIntervalMs,
-            pageSize: c.pageSize,
-            maxAgeMs: c.maxAgeMs,
-            windowMs: c.windowMs,
-            ...(c.timeZone !== undefined ? { timeZone: c.timeZone } : {}),
-            ...(c.clock ? { clock: c.clock } : {}),
-            ...(c.restaurantNo !== undefined ? { restaurantNo: c.restaurantNo } : {}),
-            ...(c.branchIdentifier !== undefined ? { branchIdentifier: c.branchIdentifier } : {}),
-          },
-          log.child({ room: 'catchup' }),
-        )
-      : null;
+    const health = new Health(
+      {
+        store,
+        printers: settings.printers.map((p, i) => ({
+          id: p.id,
+          roles: p.roles,
+          condition: () => printers[i]!.monitor.condition,
+        })),
+        storeId: settings.storeId,
+        version: VERSION,
+        startedAt: new Date().toISOString(),
+      },
+      log.child({ room: 'jobs' }),
+    );
+    health.watch(spooler);
 
-    // print-protocol v1.1 §4 freshness: whether the clock can be trusted, read once now (never on
-    // the inbox's ack path; refreshed in the background afterwards).
-    const freshness = settings.freshness ?? { maxAgeMs: 7 * 24 * 60 * 60_000, clock: 'detect' };
+    // print-protocol v1.1 §4: whether the clock can be trusted for createTime ages (the inbox's
+    // freshness rule, catch-up's stale rule), read once now, refreshed in the background after.
+    const freshness = settings.freshness ?? {
+      maxAgeMs: DEFAULT_FRESHNESS_MAX_AGE_MS,
+      clock: 'detect',
+    };
     const clock = new ClockSync({ mode: freshness.clock });
     const reading = await clock.refresh();
     log.info(
@@ -214,10 +189,12 @@ export class Agent {
       `clock: ${reading.detail}`,
     );
 
+    const catchUp = settings.catchUp
+      ? catchUpPoller(settings, settings.catchUp, store, clock, log.child({ room: 'catchup' }))
+      : null;
+
     const t = topics(settings.mqtt.prefix, settings.storeId);
     const mlog = log.child({ room: 'mqtt' });
-    // Holders so the connection's callbacks can reach rooms created after it.
-    const late: { inbox?: Inbox; reporter?: Reporter; agent?: Agent } = {};
     const connection = new MqttConnection(
       {
         ...settings.mqtt,
@@ -229,21 +206,7 @@ export class Agent {
           payload: JSON.stringify({ online: false, storeId: settings.storeId, at: null }),
         },
       },
-      async (topic, payload) => (late.inbox ? late.inbox.handle(topic, payload) : 'hold'),
       mlog,
-      {
-        connect: (sessionPresent) => {
-          late.reporter
-            ?.connected()
-            .catch((error: unknown) =>
-              mlog.error({ err: (error as Error)?.message ?? String(error) }, 'reporting failed'),
-            );
-          // The broker kept nothing for us (new or expired session, broker restarted without
-          // persistence): what it had queued is lost, the query API fills the gap (guarantee 7).
-          if (!sessionPresent) catchUp?.sessionLost();
-        },
-        offline: () => mlog.warn('broker offline; retrying with backoff'),
-      },
     );
     const reporter = new Reporter(
       store,
@@ -252,30 +215,13 @@ export class Agent {
         topics: t,
         storeId: settings.storeId,
         statusIntervalMs: settings.statusIntervalMs,
-        status: () => late.agent!.status(),
+        status: () => health.status(),
+        storeFault: (error) => health.storeFault(error),
       },
       mlog,
     );
-    const retention = new Retention(
-      store,
-      { ...DEFAULT_RETENTION, keepDays: settings.retentionDays },
-      (error) =>
-        log.child({ room: 'jobs' }).warn({ err: (error as Error).message }, 'retention run failed'),
-    );
-    const agent = new Agent(
-      settings,
-      log,
-      store,
-      printers,
-      spooler,
-      connection,
-      reporter,
-      retention,
-      catchUp,
-    );
-    late.agent = agent;
-    late.reporter = reporter;
-    late.inbox = new Inbox(
+    health.on('change', () => reporter.publishStatusSoon());
+    const inbox = new Inbox(
       store,
       {
         appId: settings.appId,
@@ -288,21 +234,32 @@ export class Agent {
         maxAgeMs: freshness.maxAgeMs,
         ...(freshness.timeZone !== undefined ? { timeZone: freshness.timeZone } : {}),
         clock,
-        lateAfterMs: settings.lateAfterMinutes === null ? null : settings.lateAfterMinutes * 60_000,
       },
       {
         statusRequested: () => reporter.publishStatusSoon(true),
-        storeFault: (error) => {
-          if ((error?.code ?? null) !== (agent.storeFault?.code ?? null)) {
-            agent.storeFault = error;
-            reporter.publishStatusSoon();
-          }
-        },
+        storeFault: (error) => health.storeFault(error),
       },
       mlog,
     );
+    // Registered before connect(): a resumed session delivers its queue right after CONNACK.
+    connection.on('message', (topic, payload, settle) => {
+      inbox.handle(topic, payload).then(settle, () => settle('hold'));
+    });
+    connection.on('connect', (sessionPresent) => {
+      reporter.connectedSoon();
+      // The broker kept nothing for us (new or expired session, broker restarted without
+      // persistence): what it had queued is lost, the query API fills the gap (guarantee 7).
+      if (!sessionPresent) catchUp?.sessionLost();
+    });
+    connection.on('offline', () => mlog.warn('broker offline; retrying with backoff'));
 
-    agent.watchSpooler(reporter);
+    const retention = new Retention(
+      store,
+      { ...DEFAULT_RETENTION, keepDays: settings.retentionDays },
+      (error) =>
+        log.child({ room: 'jobs' }).warn({ err: (error as Error).message }, 'retention run failed'),
+    );
+
     for (const p of printers) p.monitor.start();
     for (const p of printers) p.monitor.on('change', () => reporter.publishStatusSoon());
     const recovered = spooler.start();
@@ -321,115 +278,17 @@ export class Agent {
       },
       'agent started',
     );
-    return agent;
-  }
-
-  /**
-   * Reliability guarantee 11: every spooler fault is logged (printer, jobId, code) and shown in the
-   * status until the store works again; jobs parked for an unserved role are logged with the role.
-   */
-  private watchSpooler(reporter: Reporter): void {
-    const jlog = this.log.child({ room: 'jobs' });
-    // A fault that persists (a dead disk) repeats on every retry: logged the first time, then at
-    // most once a minute with the number of repeats in between.
-    let last = { key: '', at: 0, repeats: 0 };
-    this.spooler.on('fault', (error, context) => {
-      const reason: Reason = isAgentError(error)
-        ? error.toReason()
-        : { code: 'PRINT_FAILED', message: error.message };
-      const key = `${context.printer}\n${context.jobId}\n${reason.code}\n${reason.message}`;
-      const now = Date.now();
-      if (key !== last.key || now - last.at >= 60_000) {
-        jlog.error(
-          {
-            printer: context.printer,
-            jobId: context.jobId,
-            code: reason.code,
-            err: reason.message,
-            ...(key === last.key && last.repeats > 0 ? { repeated: last.repeats } : {}),
-          },
-          'spooler fault',
-        );
-        last = { key, at: now, repeats: 0 };
-      } else {
-        last.repeats++;
-      }
-      if (reason.code !== this.spoolerFault?.code || reason.message !== this.spoolerFault.message) {
-        this.spoolerFault = reason;
-        reporter.publishStatusSoon();
-      }
-    });
-    this.spooler.on('recovered', () => {
-      last = { key: '', at: 0, repeats: 0 };
-      if (!this.spoolerFault) return;
-      jlog.info({ code: this.spoolerFault.code }, 'job store answering again: fault cleared');
-      this.spoolerFault = null;
-      reporter.publishStatusSoon();
-    });
-    this.spooler.on('unrouted', (role, jobs) => {
-      jlog.warn(
-        { role, jobs: jobs.map((j) => j.jobId), code: 'NO_PRINTER_FOR_ROLE' },
-        `no configured printer serves role ${role}: ${jobs.length} job(s) wait until one does`,
-      );
-      reporter.publishStatusSoon();
-    });
-    this.spooler.on('notices', (job, notices) => {
-      for (const notice of notices)
-        jlog.warn(
-          { jobId: job.jobId, orderNo: job.orderNo, printer: job.printer, code: notice.code },
-          notice.message,
-        );
-    });
-  }
-
-  /**
-   * print-protocol §7, from the monitors and the store; never contains a secret, never throws: a
-   * store that cannot be read shows the last figures read and says so in `fault`.
-   */
-  status(): AgentStatus {
-    const roles = new Set(this.printers.flatMap((p) => p.roles));
-    try {
-      this.lastStats = this.store.queueStats([...roles]);
-      if (this.statusFault) this.log.info('queue figures readable again');
-      this.statusFault = null;
-    } catch (error) {
-      const reason: Reason = isAgentError(error)
-        ? error.toReason()
-        : { code: 'STORE_FAILED', message: String((error as Error)?.message ?? error) };
-      if (this.statusFault?.message !== reason.message)
-        this.log.error({ code: reason.code, err: reason.message }, 'cannot read the queue figures');
-      this.statusFault = { code: reason.code, message: `status: ${reason.message}` };
-    }
-    const stats = new Map(this.lastStats.map((s) => [s.printer, s]));
-    const unrouted = this.lastStats
-      .filter((s) => !roles.has(s.printer) && s.pending > 0)
-      .map((s) => ({ role: s.printer, pending: s.pending, oldestPendingSec: s.oldestPendingSec }));
-    const fault = this.storeFault?.toReason() ?? this.spoolerFault ?? this.statusFault;
-    return {
-      online: true,
-      storeId: this.settings.storeId,
-      agent: { version: VERSION, startedAt: this.startedAt },
-      printers: this.printers.map((p): PrinterStatus => {
-        const condition = p.monitor.condition;
-        // A printer's queue is the sum over the roles it serves (its id need not be a role).
-        const own = p.roles.map((r) => stats.get(r)).filter((q) => q !== undefined);
-        const lastPrinted = Math.max(0, ...own.map((q) => q.lastPrintedAt ?? 0));
-        return {
-          id: p.id,
-          state: condition?.state ?? 'unknown',
-          paper: condition?.paper ?? 'unknown',
-          coverOpen: condition?.coverOpen ?? null,
-          queue: {
-            pending: own.reduce((n, q) => n + q.pending, 0),
-            oldestPendingSec: Math.max(0, ...own.map((q) => q.oldestPendingSec)),
-          },
-          lastPrintedAt: lastPrinted > 0 ? new Date(lastPrinted).toISOString() : null,
-        };
-      }),
-      ...(unrouted.length > 0 ? { unrouted } : {}),
-      ...(fault ? { fault } : {}),
-      at: new Date().toISOString(),
-    };
+    return new Agent(
+      log,
+      store,
+      printers,
+      spooler,
+      connection,
+      reporter,
+      retention,
+      catchUp,
+      health,
+    );
   }
 
   async stop(): Promise<void> {
@@ -447,4 +306,44 @@ export class Agent {
     this.store.close();
     this.log.info('stopped');
   }
+}
+
+/** The catch-up poller with its signed query client (print-protocol §8). */
+function catchUpPoller(
+  settings: AgentSettings,
+  c: CatchUpSettings,
+  store: JobStore,
+  clock: ClockSource,
+  log: Logger,
+): CatchUpPoller {
+  const client = new QueryClient({
+    baseUrl: c.baseUrl,
+    appId: settings.appId,
+    storeKey: settings.storeKey,
+    key: loadKeyFile(c.storePrivateKeyFile, 'private'),
+    scheme: settings.keys.scheme,
+    ...(c.timeoutMs !== undefined ? { timeoutMs: c.timeoutMs } : {}),
+    // print-protocol §8: answers verified with the service key, the CA pinned if given.
+    serviceKey: loadKeyFile(settings.keys.servicePublicKeyFile, 'public'),
+    responseSignature: c.responseSignature ?? 'required',
+    ...(c.caFile !== undefined ? { ca: loadCaFile(c.caFile).pem } : {}),
+    allowInsecureHttp: c.allowInsecureHttp === true,
+  });
+  return new CatchUpPoller(
+    client,
+    store,
+    {
+      intervalMs: c.intervalMs,
+      minIntervalMs: c.minIntervalMs,
+      pageSize: c.pageSize,
+      maxAgeMs: c.maxAgeMs,
+      windowMs: c.windowMs,
+      ...(c.timeZone !== undefined ? { timeZone: c.timeZone } : {}),
+      ...(c.clock ? { clock: c.clock } : {}),
+      ...(c.restaurantNo !== undefined ? { restaurantNo: c.restaurantNo } : {}),
+      ...(c.branchIdentifier !== undefined ? { branchIdentifier: c.branchIdentifier } : {}),
+      clockSync: clock,
+    },
+    log,
+  );
 }

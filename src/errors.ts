@@ -109,6 +109,12 @@ export const ERROR_CODES = {
     summary:
       "the system clock is not known to be synchronized: the instruction's age was not checked",
   },
+  // The agent itself.
+  INTERNAL_ERROR: {
+    retryable: true,
+    summary:
+      'an unexpected error inside the agent (a bug, not an outage): logged and shown in the status; the agent keeps running',
+  },
   // Command line and input files.
   INPUT_INVALID: { retryable: false, summary: 'a command-line argument or input file is invalid' },
 } as const satisfies Record<string, { retryable: boolean; summary: string }>;

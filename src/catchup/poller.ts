@@ -36,6 +36,7 @@
  */
 import { EventEmitter } from 'node:events';
 import { AgentError, isAgentError } from '../errors.js';
+import type { ClockSource } from '../host/clock-sync.js';
 import type { JobStore } from '../jobs/store.js';
 import type { Logger } from '../logging.js';
 import { DEFAULT_PRINTER_ROLE } from '../protocol/print-protocol.js';
@@ -82,6 +83,13 @@ export interface PollerOptions {
   restaurantNo?: string;
   branchIdentifier?: string;
   clock?: Clock;
+  /**
+   * Whether the system clock can be trusted (src/host/clock-sync.ts). While it cannot, the stale
+   * rule is skipped and the record's `queued` event says so (CLOCK_UNSYNCHRONIZED): judging
+   * createTime by a wrong clock would store paid orders `failed` (print-protocol v1.1 §4: the
+   * agent's own clock never drops a receipt). Absent: trusted (unit tests on a virtual clock).
+   */
+  clockSync?: ClockSource;
 }
 
 export type RoundReason = 'first-start' | 'session-lost' | 'schedule' | 'requested';
@@ -367,11 +375,23 @@ export class CatchUpPoller extends EventEmitter<PollerEvents> {
       });
       return;
     }
-    const stale = this.staleness(record.createTime);
+    const reading = this.options.clockSync?.current();
+    const trusted = reading === undefined || reading.synchronized;
+    const stale = trusted ? this.staleness(record.createTime) : null;
     const result = this.store.enqueueRecord(record, {
       printer: this.options.printer ?? DEFAULT_PRINTER_ROLE,
       advanceCursor,
       ...(stale ? { failed: stale } : {}),
+      ...(trusted
+        ? {}
+        : {
+            warnings: [
+              {
+                code: 'CLOCK_UNSYNCHRONIZED',
+                message: `${reading.detail}: the age of createTime ${record.createTime} was not checked (catchUp.maxAgeMinutes)`,
+              },
+            ],
+          }),
     });
     if (result.status === 'duplicate') {
       // Quiet (decision 46): the window overlaps itself every round, and MQTT usually won.

@@ -20,6 +20,7 @@
  */
 import { z } from 'zod';
 import { AgentError, isAgentError } from '../errors.js';
+import { scrubText, secretForms } from '../logging.js';
 import {
   buildEnvelope,
   DEFAULT_SIGNATURE_SCHEME,
@@ -37,7 +38,6 @@ import {
 import { MAX_JSON_DEPTH, tooDeep } from '../protocol/limits.js';
 import {
   type Authentication,
-  type DEFAULT_QUERY_TIMEOUT_MS,
   type RawAnswer,
   ServiceLink,
   type ServiceLinkOptions,
@@ -45,7 +45,6 @@ import {
 import type { CatchUpTransportKind } from './transport.js';
 
 export const QUERY_PATH = '/open-api/order/list';
-export type { DEFAULT_QUERY_TIMEOUT_MS };
 
 export interface QueryClientOptions extends Omit<ServiceLinkOptions, 'url' | 'scrub'> {
   /** The service's base URL; a path prefix is kept (`https://host/api` -> `.../api/open-api/...`). */
@@ -100,9 +99,11 @@ const pageSchema = queryResultSchema.extend({
 export class QueryClient implements QueryApi {
   readonly url: string;
   private readonly link: ServiceLink;
+  private readonly secretForms: readonly string[];
 
   constructor(private readonly options: QueryClientOptions) {
     this.url = `${options.baseUrl.replace(/\/+$/, '')}${QUERY_PATH}`;
+    this.secretForms = secretForms([options.storeKey]);
     const { baseUrl: _baseUrl, appId: _appId, storeKey: _storeKey, key: _key, ...link } = options;
     this.link = new ServiceLink({
       ...link,
@@ -210,9 +211,9 @@ export class QueryClient implements QueryApi {
     );
   }
 
+  /** The storeKey out of a text that may quote it (the logger's forms: raw, escaped, encoded). */
   private scrub(text: string): string {
-    const secret = this.options.storeKey;
-    return secret.length > 0 ? text.split(secret).join('***') : text;
+    return scrubText(text, this.secretForms);
   }
 }
 

@@ -18,6 +18,8 @@ import { request as httpRequest, type IncomingMessage, type RequestOptions } fro
 import { request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { AgentError } from '../errors.js';
+import { isLoopbackAddress } from '../host/loopback.js';
+import { tlsFailure } from '../host/tls-failure.js';
 import { QUERY_RESPONSE_MAX_BYTES } from '../protocol/limits.js';
 import {
   DEFAULT_SIGNATURE_SCHEME,
@@ -31,7 +33,6 @@ import {
   catchUpTransportIssues,
   catchUpTransportKind,
   insecureHttpWarning,
-  isLoopbackAddress,
 } from './transport.js';
 
 export const DEFAULT_QUERY_TIMEOUT_MS = 30_000;
@@ -289,12 +290,16 @@ export class ServiceLink {
     const error = cause as NodeJS.ErrnoException | undefined;
     const code = error?.code;
     const text = this.scrub(error?.message ?? '');
-    if (code !== undefined && CERTIFICATE_REFUSALS.test(code))
+    // One vocabulary with the broker's TLS failures (src/host/tls-failure.ts).
+    const failure = error ? tlsFailure(error, { clientCertificate: false, peer: 'service' }) : null;
+    if (failure)
       return new AgentError(
         'QUERY_FAILED',
-        `${this.url}: TLS refused the service's certificate (${code}: ${text}); check ` +
-          "catchUp.caFile (the CA that signed the service's certificate) and the host name",
-        { cause, details: { tls: code } },
+        `${this.url}: TLS check failed (${failure.check}): ${this.scrub(failure.reason)}; ${failure.fix}`,
+        {
+          cause,
+          details: { tls: code ?? failure.check, tlsCheck: failure.check, fix: failure.fix },
+        },
       );
     if (code?.startsWith('ERR_SSL'))
       return new AgentError(
@@ -309,9 +314,6 @@ export class ServiceLink {
     });
   }
 }
-
-/** OpenSSL's and Node's codes for a certificate that was not accepted. */
-const CERTIFICATE_REFUSALS = /CERT|SELF_SIGNED|UNABLE_TO_(GET|VERIFY)|HOSTNAME_MISMATCH/;
 
 /**
  * http to a loopback name (`localhost`): connect only if it resolved to loopback. A literal

@@ -16,8 +16,8 @@
  */
 import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { BlockList, isIP } from 'node:net';
 import { AgentError } from '../errors.js';
+import { isLoopbackHost } from '../host/loopback.js';
 
 export type CatchUpTransportKind = 'https' | 'http-loopback' | 'http-insecure';
 
@@ -32,26 +32,6 @@ export interface CatchUpTransportIssue {
   /** The catchUp field a person has to change. */
   field: 'baseUrl' | 'caFile' | 'responseSignature';
   message: string;
-}
-
-const LOOPBACK = new BlockList();
-LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
-LOOPBACK.addAddress('::1', 'ipv6');
-
-/** True for 127.0.0.0/8 and ::1, IPv4-mapped forms included (a resolved or literal address). */
-export function isLoopbackAddress(address: string): boolean {
-  const a = address.replace(/^\[|\]$/g, '');
-  const family = isIP(a);
-  if (family === 0) return false;
-  // BlockList matches IPv4-mapped IPv6 (::ffff:7f00:1) against the IPv4 subnet.
-  return LOOPBACK.check(a, family === 4 ? 'ipv4' : 'ipv6');
-}
-
-/** A URL host (`URL.hostname`) that names this machine without asking DNS. */
-export function isLoopbackHost(hostname: string): boolean {
-  const host = hostname.toLowerCase().replace(/\.$/, '');
-  if (host === 'localhost' || host.endsWith('.localhost')) return true;
-  return isLoopbackAddress(host);
 }
 
 /** How a base URL would be reached; null when it is not an http(s) URL at all. */

@@ -10,7 +10,6 @@
 import { spawnSync } from 'node:child_process';
 import { accessSync, constants, statSync } from 'node:fs';
 import type { Command } from 'commander';
-import { catchUpChecks } from '../catchup/doctor-checks.js';
 import { openConfigFile, resolveConfigPath } from '../config/config-file.js';
 import { CONFIG_PATH_ENV, DEFAULT_CONFIG_PATH } from '../config/env.js';
 import { type AgentConfig, getAt, resolveConfig, validateConfig } from '../config/load.js';
@@ -24,6 +23,7 @@ import { mqttMaxPacketBytes } from '../protocol/limits.js';
 import { loadKeyFile } from '../protocol/signing.js';
 import { deriveStoreId } from '../protocol/store-id.js';
 import { getProfile } from '../receipt/profile.js';
+import { catchUpChecks } from './doctor-catch-up.js';
 
 export type CheckStatus = 'ok' | 'warn' | 'FAIL';
 

@@ -15,11 +15,7 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
 import { attachLineProtocol, describeStatus, EmulatorControl } from '../emulator/control.js';
-import {
-  type ControlServer,
-  isLoopbackHost,
-  startControlServer,
-} from '../emulator/control-server.js';
+import { type ControlServer, startControlServer } from '../emulator/control-server.js';
 import {
   type Endpoint,
   listenTcp,
@@ -38,6 +34,7 @@ import {
   VirtualPrinter,
 } from '../emulator/virtual-printer.js';
 import { AgentError } from '../errors.js';
+import { isLoopbackHost } from '../host/loopback.js';
 
 export type ListenSpec =
   | { kind: 'tcp'; host: string; port: number }

@@ -94,6 +94,16 @@ export function registerRun(program: Command): void {
         secrets: secretValues(loaded.config),
       });
       for (const warning of loaded.warnings) log.warn({ room: 'config' }, warning);
+      // The last safety net of reliability guarantee 11: every room catches what it starts, so a
+      // rejection nobody handled is a bug. Logged loudly, and the daemon stays up (printing goes
+      // on; systemd's watchdog covers a process that stopped working), instead of Node's default
+      // of exiting and dropping the job in hand.
+      process.on('unhandledRejection', (reason) => {
+        log.error(
+          { code: 'INTERNAL_ERROR', err: reason instanceof Error ? reason : String(reason) },
+          'unhandled rejection (a bug): the agent keeps running',
+        );
+      });
       const agent = await Agent.start(settingsFrom(loaded.config), log);
       sdNotify.ready();
       const stopWatchdog = sdNotify.startWatchdog();

@@ -14,8 +14,10 @@
  */
 import { z } from 'zod';
 import { isAgentError } from '../errors.js';
+import { CLOCK_MODES } from '../host/clock-sync.js';
 import { parsePrinterUrl } from '../printer/printer-url.js';
 import { STORE_KEY_MAX } from '../protocol/envelope.js';
+import { ANTI_REPLAY_DEFAULT_DAYS, DEDUPE_LEDGER_DAYS } from '../protocol/limits.js';
 import { moneyFormatSchema } from '../protocol/money.js';
 import { DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_TOPIC_PREFIX } from '../protocol/print-protocol.js';
 import { DEFAULT_SIGNATURE_SCHEME, SIGNATURE_SCHEMES } from '../protocol/signing.js';
@@ -440,12 +442,10 @@ const catchUpSchema = z
   })
   .describe('Catch-up through the order service query API (order-api 4.1).');
 
-export const CLOCK_MODES = ['detect', 'synchronized', 'unsynchronized'] as const;
-
 const freshnessSchema = z
   .strictObject({
-    maxAgeDays: wholeNumber(1, 90, 'shorter than the dedupe ledger keeps an order')
-      .default(7)
+    maxAgeDays: wholeNumber(1, DEDUPE_LEDGER_DAYS, 'shorter than the dedupe ledger keeps an order')
+      .default(ANTI_REPLAY_DEFAULT_DAYS)
       .describe(
         'Anti-replay age (print-protocol §4): an MQTT instruction whose createTime is older is ' +
           'stored failed with STALE_ORDER and reported, not printed (`jobs retry` prints it).',

@@ -21,7 +21,7 @@
  *   server never grants.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { isIP } from 'node:net';
+import { isLoopbackAuthority, isLoopbackHost } from '../host/loopback.js';
 import type { ControlResult, EmulatorControl } from './control.js';
 
 const MAX_BODY = 64 * 1024;
@@ -40,23 +40,6 @@ export interface ControlServer {
   readonly url: string;
   readonly server: Server;
   close(): Promise<void>;
-}
-
-/** 127.0.0.0/8, ::1 and localhost. */
-export function isLoopbackHost(host: string): boolean {
-  if (host === 'localhost' || host === '::1') return true;
-  return isIP(host) === 4 && host.startsWith('127.');
-}
-
-/** `127.0.0.1:9101`, `localhost:9101`, `[::1]:9101` (any 127/8 address): a name no DNS can rebind. */
-export function isLoopbackAuthority(authority: string, port: number): boolean {
-  const m = /^(\[[0-9a-f:.]+\]|[^:[\]]+)(?::(\d{1,5}))?$/i.exec(authority.trim());
-  if (!m) return false;
-  // Exact names only: `localhost.` or `x.localhost` would go to a DNS resolver.
-  const name = m[1]!.toLowerCase().replace(/^\[(.*)\]$/, '$1');
-  // A browser leaves out the default port.
-  if ((m[2] === undefined ? 80 : Number(m[2])) !== port) return false;
-  return name === 'localhost' || name === '::1' || (isIP(name) === 4 && name.startsWith('127.'));
 }
 
 class HttpError extends Error {

@@ -25,7 +25,6 @@ export {
 export {
   type ControlServer,
   type ControlServerOptions,
-  isLoopbackHost,
   startControlServer,
 } from './control-server.js';
 export {

@@ -11,6 +11,7 @@
  *   `auto_vacuum=INCREMENTAL`, and a small `incremental_vacuum` after each run hands some free
  *   pages back to the file system.
  */
+import { DEDUPE_LEDGER_DAYS } from '../protocol/limits.js';
 import type { JobStore } from './store.js';
 
 export interface RetentionOptions {
@@ -24,7 +25,7 @@ export interface RetentionOptions {
   now?: () => number;
 }
 
-export const DEFAULT_RETENTION: RetentionOptions = { keepDays: 14, ledgerDays: 90 };
+export const DEFAULT_RETENTION: RetentionOptions = { keepDays: 14, ledgerDays: DEDUPE_LEDGER_DAYS };
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 

@@ -21,10 +21,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { AgentError } from '../errors.js';
+import { keepDatabasePrivate } from '../host/private-file.js';
 import type { OrderRecord } from '../protocol/order-record.js';
 import type {
   AgentStatus,
@@ -55,8 +56,6 @@ import { storeError } from './sqlite-errors.js';
 
 export const DEFAULT_STATE_DIR = '/var/lib/printer-agent';
 export const DATABASE_FILE = 'jobs.db';
-/** Customer data: the database and its WAL and shared-memory files are the service user's only. */
-export const DATABASE_MODE = 0o600;
 /** The meta key of the catch-up cursor (print-protocol §8). */
 const CATCH_UP_CURSOR = 'catch-up.lastOrderNo';
 /** SQLite's own default page limit: "no limit" for our purposes. */
@@ -93,7 +92,15 @@ export interface ExistingJob {
 }
 
 export type InsertResult =
-  | { status: 'inserted'; job: Job }
+  | {
+      status: 'inserted';
+      job: Job;
+      /**
+       * The job took over this order's row from a catch-up record that was stored `failed`
+       * STALE_ORDER and never printed (see `insert`); absent for a new row.
+       */
+      replaced?: ExistingJob;
+    }
   | {
       status: 'duplicate';
       matchedOn: DedupeKey;
@@ -218,7 +225,7 @@ export class JobStore extends EventEmitter<StoreEvents> {
     try {
       if (create) {
         mkdirSync(stateDir, { recursive: true, mode: 0o750 });
-        restrictDatabaseFiles(path);
+        keepDatabasePrivate(path, { create: true });
       }
       db = new Database(path, { timeout: options.busyTimeoutMs ?? 5000 });
       configure(db, options.busyTimeoutMs ?? 5000);
@@ -339,6 +346,8 @@ export class JobStore extends EventEmitter<StoreEvents> {
       printer?: string;
       jobId?: string;
       failed?: JobReason;
+      /** Carried by the `queued` (or `failed`) event, e.g. CLOCK_UNSYNCHRONIZED. */
+      warnings?: readonly JobReason[];
       advanceCursor?: boolean;
     } = {},
   ): InsertResult {
@@ -358,6 +367,7 @@ export class JobStore extends EventEmitter<StoreEvents> {
       undefined,
       {
         ...(options.failed ? { failed: options.failed } : {}),
+        ...(options.warnings ? { warnings: options.warnings } : {}),
         ...(options.advanceCursor
           ? { alsoWrite: () => this.putMeta(CATCH_UP_CURSOR, record.orderInnerNo) }
           : {}),
@@ -486,12 +496,26 @@ export class JobStore extends EventEmitter<StoreEvents> {
       // caller's call (the MQTT inbox answers `duplicate`; catch-up re-reads its trailing window
       // every round and must not flood the service with duplicates of its own overlap).
       const duplicate = this.findDuplicate(row);
+      const failed = extra.failed ?? null;
+      if (duplicate && staleCatchUpRecord(duplicate, row)) {
+        // The catch-up record was only judged by the agent's own clock against catchUp.maxAgeMinutes
+        // and never printed; the signed instruction for the same order and role is the service's
+        // own word, judged by its own rule (freshness). It takes the row over instead of being
+        // answered `duplicate`, so a clock that ran ahead cannot cost the receipt.
+        const job = this.takeOver(duplicate.job!, row, failed, now);
+        this.addOutbox(
+          'job',
+          jobEvent(job, failed ? 'failed' : 'queued', now, failed, extra.warnings),
+          now,
+        );
+        extra.alsoWrite?.();
+        return { status: 'inserted', job, replaced: duplicate.existing };
+      }
       if (duplicate) {
         extra.alsoWrite?.();
         return duplicate;
       }
       const full = complete ? complete(row) : row;
-      const failed = extra.failed ?? null;
       const info = this.statement(
         `INSERT INTO jobs (source, kind, job_id, order_no, command_id, printer, payload_type, payload,
            state, markings, source_job, created_at, queued_at, updated_at, finished_at,
@@ -531,6 +555,31 @@ export class JobStore extends EventEmitter<StoreEvents> {
       faultPoint('after-insert');
     }
     return result;
+  }
+
+  /** Inside `insert`'s transaction: the row of `stale` becomes the job `row` describes. */
+  private takeOver(stale: Job, row: NewJobRow, failed: JobReason | null, now: number): Job {
+    this.statement(
+      `UPDATE jobs SET source = ?, job_id = ?, payload_type = ?, payload = ?, markings = ?,
+         state = ?, attempts = 0, next_attempt_at = NULL, held = 0, warnings = '[]',
+         last_error_code = ?, last_error_message = ?, queued_at = ?, updated_at = ?,
+         finished_at = ?
+       WHERE id = ?`,
+    ).run(
+      row.source,
+      row.jobId,
+      row.payloadType,
+      row.payload,
+      JSON.stringify(row.markings),
+      failed ? 'failed' : 'queued',
+      failed?.code ?? null,
+      failed?.message ?? null,
+      now,
+      now,
+      failed ? now : null,
+      stale.id,
+    );
+    return this.mustGet(stale.id);
   }
 
   private findDuplicate(row: NewJobRow): Extract<InsertResult, { status: 'duplicate' }> | null {
@@ -1258,15 +1307,25 @@ function failIfInjected(): void {
  * and shared-memory files the database file's mode), and an existing one (from an older agent, or
  * loosened by hand) tightened, with its -wal and -shm. Best effort on files someone else owns.
  */
-function restrictDatabaseFiles(path: string): void {
-  if (!existsSync(path)) closeSync(openSync(path, 'a', DATABASE_MODE));
-  for (const file of [path, `${path}-wal`, `${path}-shm`]) {
-    try {
-      if ((statSync(file).mode & 0o777) !== DATABASE_MODE) chmodSync(file, DATABASE_MODE);
-    } catch {
-      // missing (-wal, -shm before the first write) or not ours: nothing to tighten
-    }
-  }
+/**
+ * A signed MQTT instruction meeting, for the same order and role, a catch-up record stored
+ * `failed` STALE_ORDER that never printed (decision 131).
+ */
+function staleCatchUpRecord(
+  duplicate: Extract<InsertResult, { status: 'duplicate' }>,
+  row: NewJobRow,
+): boolean {
+  const job = duplicate.job;
+  return (
+    duplicate.matchedOn === 'orderNo' &&
+    job !== null &&
+    row.source === 'mqtt' &&
+    row.payloadType === 'instruction' &&
+    job.source === 'catch-up' &&
+    job.state === 'failed' &&
+    job.lastError?.code === 'STALE_ORDER' &&
+    job.printedAt === null
+  );
 }
 
 function errorColumns(reason: JobReason): Changes {

@@ -17,11 +17,12 @@
  *   oversized instruction still arrives and is answered `rejected` (TOO_LARGE). MQTT 3.1.1 has no
  *   such field: the broker's own limit (Mosquitto `message_size_limit`) is the only bound there.
  */
+import { EventEmitter } from 'node:events';
 import { readFileSync } from 'node:fs';
 import mqtt, { type IClientOptions, type IPublishPacket, type MqttClient } from 'mqtt';
 import { AgentError } from '../errors.js';
+import { tlsFailure } from '../host/tls-failure.js';
 import type { Logger } from '../logging.js';
-import { tlsFailure } from './tls-failure.js';
 
 export interface MqttConnectionOptions {
   url: string;
@@ -43,26 +44,30 @@ export interface MqttConnectionOptions {
 /** What the inbox decides for a message: `ack` once it is stored (or rejected and recorded). */
 export type Disposition = 'ack' | 'hold';
 
-export type MessageHandler = (topic: string, payload: Buffer) => Promise<Disposition>;
-
-export interface MqttEvents {
-  connect(sessionPresent: boolean): void;
-  offline(): void;
+/**
+ * What the connection announces, the way the MQTT.js client does. A `message` listener settles
+ * each message: `ack` once it is stored (the PUBACK goes out then, guarantee 1), `hold` when it
+ * could not be (no PUBACK: the broker redelivers it). A message nobody listens to is held.
+ */
+export interface MqttConnectionEvents {
+  connect: [sessionPresent: boolean];
+  offline: [];
+  message: [topic: string, payload: Buffer, settle: (disposition: Disposition) => void];
 }
 
-export class MqttConnection {
+export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
   readonly client: MqttClient;
   private attempts = 0;
   private holding = false;
   /** This attempt's TLS failure is logged already. */
   private tlsLogged = false;
 
+  /** Nothing happens before `connect()`: listeners registered until then see every message. */
   constructor(
     private readonly options: MqttConnectionOptions,
-    private readonly onMessage: MessageHandler,
     private readonly log: Logger,
-    private readonly events: MqttEvents,
   ) {
+    super();
     const tls = options.tls;
     const read = (file: string | undefined) => (file ? readFileSync(file) : undefined);
     const clientOptions: IClientOptions = {
@@ -97,7 +102,7 @@ export class MqttConnection {
       manualConnect: true,
     };
     this.client = mqtt.connect(options.url, clientOptions);
-    // Registered before connect(): a resumed session delivers its queue right after CONNACK.
+    // Before connect(): a resumed session delivers its queue right after CONNACK.
     this.client.handleMessage = (packet: IPublishPacket, callback: (error?: Error) => void) => {
       // handle() catches what the inbox throws; this catch is for a bug in handle itself, which
       // must not become an unhandled rejection (reliability guarantee 11: the daemon stays up).
@@ -112,7 +117,7 @@ export class MqttConnection {
       this.client.subscribe(options.subscriptions, { qos: 1 }, (error) => {
         if (error) this.log.error({ err: error }, 'subscribe failed');
       });
-      this.events.connect(connack.sessionPresent === true);
+      this.emit('connect', connack.sessionPresent === true);
     });
     this.client.on('reconnect', () => {
       // Capped exponential backoff: mqtt.js reads reconnectPeriod each time it schedules.
@@ -123,7 +128,7 @@ export class MqttConnection {
       );
       this.client.options.reconnectPeriod = Math.round(next / 2 + Math.random() * (next / 2));
     });
-    this.client.on('offline', () => this.events.offline());
+    this.client.on('offline', () => this.emit('offline'));
     this.client.on('error', (error) => {
       // A failed TLS check is logged once per attempt as an error naming the check and the fix
       // (tls-failure.ts); mqtt.js reports it twice and then retries like any other failure.
@@ -149,7 +154,9 @@ export class MqttConnection {
     const payload = Buffer.isBuffer(packet.payload) ? packet.payload : Buffer.from(packet.payload);
     let disposition: Disposition;
     try {
-      disposition = await this.onMessage(packet.topic, payload);
+      disposition = await new Promise<Disposition>((settle) => {
+        if (!this.emit('message', packet.topic, payload, settle)) settle('hold');
+      });
     } catch (error) {
       this.log.error({ err: error }, 'message handler failed');
       disposition = 'hold';

@@ -5,8 +5,9 @@
  *
  * Freshness (print-protocol v1.1 §4): while the system clock is known to be synchronized, an
  * instruction whose createTime (service time) is older than the anti-replay age is stored `failed`
- * (STALE_ORDER), reported and not printed; one older than `lateAfterMs` prints marked LATE from
- * its first copy (the broker may have held it for hours). While the clock is not known to be
+ * (STALE_ORDER), reported and not printed; a younger late one prints, marked LATE by the spooler's
+ * own rule (stored long before printing, decision 55: createTime's zone is only configured, and a
+ * zone or clock error of an hour must not mark every receipt LATE). While the clock is not known to be
  * synchronized the age is not checked and the `queued` event says so (CLOCK_UNSYNCHRONIZED): a
  * wrong clock never drops a receipt. The clock's state is a cached reading: no process is spawned
  * on the ack path. A duplicate is a duplicate before any of this.
@@ -17,14 +18,15 @@
  * - The store cannot take it (disk full, database error): not acked, and the agent reports the
  *   fault; the broker keeps the message (guarantee 11).
  */
-import type { ClockReading, ClockSource } from '../clock-sync.js';
+
 import { AgentError } from '../errors.js';
+import type { ClockReading, ClockSource } from '../host/clock-sync.js';
 import { faultPoint } from '../jobs/fault-points.js';
 import type { JobReason } from '../jobs/job.js';
 import type { JobStore } from '../jobs/store.js';
 import type { Logger } from '../logging.js';
 import { type Opened, openEnvelope } from '../protocol/envelope.js';
-import { mqttMaxPacketBytes } from '../protocol/limits.js';
+import { ANTI_REPLAY_DEFAULT_DAYS, mqttMaxPacketBytes } from '../protocol/limits.js';
 import {
   type Command,
   commandSchema,
@@ -34,10 +36,9 @@ import {
 } from '../protocol/print-protocol.js';
 import type { RsaKey, SignatureScheme } from '../protocol/signing.js';
 import { formatTimestamp, wallClockMs } from '../protocol/time.js';
-import type { ReceiptMarkings } from '../receipt/model.js';
 import type { Disposition } from './connection.js';
 
-export const DEFAULT_FRESHNESS_MAX_AGE_MS = 7 * 24 * 60 * 60_000;
+export const DEFAULT_FRESHNESS_MAX_AGE_MS = ANTI_REPLAY_DEFAULT_DAYS * 24 * 60 * 60_000;
 
 export interface InboxOptions {
   appId: string;
@@ -54,8 +55,6 @@ export interface InboxOptions {
   timeZone?: string;
   /** Whether the system clock can be trusted now; default: never (the rule is skipped). */
   clock?: ClockSource;
-  /** An instruction older than this on arrival prints marked LATE; null or absent: never. */
-  lateAfterMs?: number | null;
   now?: () => number;
 }
 
@@ -72,7 +71,6 @@ const UNKNOWN_CLOCK: ClockSource = {
 interface Freshness {
   failed?: JobReason;
   warnings?: JobReason[];
-  markings?: ReceiptMarkings;
 }
 
 export interface InboxHooks {
@@ -199,8 +197,9 @@ export class Inbox {
             jobId: instruction.jobId,
             orderNo: instruction.orderNo,
             id: result.job.id,
-            ...(fresh.markings?.late ? { late: true } : {}),
             ...(fresh.warnings ? { warnings: fresh.warnings.map((w) => w.code) } : {}),
+            // A catch-up record judged stale by this agent's clock gave the order's row up.
+            ...(result.replaced ? { replacedStaleCatchUp: result.replaced.jobId } : {}),
           },
           'instruction queued',
         );
@@ -234,13 +233,9 @@ export class Inbox {
     const now = wallClockMs(formatTimestamp(new Date(this.now()), this.options.timeZone));
     if (created === null || now === null) return {};
     const ageMs = now - created;
-    const lateAfterMs = this.options.lateAfterMs ?? null;
-    const markings: ReceiptMarkings | undefined =
-      lateAfterMs !== null && ageMs >= lateAfterMs ? { late: true } : undefined;
     const maxAgeMs = this.options.maxAgeMs ?? DEFAULT_FRESHNESS_MAX_AGE_MS;
-    if (ageMs <= maxAgeMs) return markings ? { markings } : {};
+    if (ageMs <= maxAgeMs) return {};
     return {
-      ...(markings ? { markings } : {}),
       failed: {
         code: 'STALE_ORDER',
         message: `createTime ${instruction.createTime} (service time) is ${days(ageMs)} old, older than ${days(maxAgeMs)} (freshness.maxAgeDays): treated as a replay, not printed; \`printer-agent jobs retry\` prints it`,

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import mqtt, { type IClientOptions } from 'mqtt';
-import { type TlsFailure, tlsFailure } from './tls-failure.js';
+import { type TlsFailure, tlsFailure } from '../host/tls-failure.js';
 
 export interface ProbeOptions {
   url: string;

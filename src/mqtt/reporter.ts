@@ -8,6 +8,7 @@
  * and events, so a failure (the broker gone, the store unreadable while the status is built) is
  * logged and tried again later, never an unhandled rejection that would end the daemon.
  */
+import { type AgentError, isAgentError } from '../errors.js';
 import type { JobStore } from '../jobs/store.js';
 import type { Logger } from '../logging.js';
 import { type AgentStatus, lastWill } from '../protocol/print-protocol.js';
@@ -19,13 +20,20 @@ export interface ReporterOptions {
   statusIntervalMs: number;
   /** Builds the current status (printers, queues, fault) when it is published. */
   status(): AgentStatus;
+  /** The outbox could not be read or written (`error`), or can again (null). */
+  storeFault?(error: AgentError | null): void;
 }
+
+/** While the store refuses the outbox, the drain is tried again this often (no event wakes it). */
+const STORE_RETRY_MS = 5000;
 
 export class Reporter {
   private draining = false;
   private again = false;
   private timer: NodeJS.Timeout | null = null;
   private lastStatus = '';
+  private storeFailing = false;
+  private retryTimer: NodeJS.Timeout | null = null;
   private readonly onOutbox = () => void this.drain();
 
   constructor(
@@ -45,6 +53,15 @@ export class Reporter {
     this.store.off('outbox', this.onOutbox);
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+  }
+
+  /** `connected()` from an event: never rejects. */
+  connectedSoon(): void {
+    this.connected().catch((error: unknown) =>
+      this.log.error({ err: (error as Error)?.message ?? String(error) }, 'reporting failed'),
+    );
   }
 
   /** On (re)connect: the status first (it is what a dashboard reads), then the backlog. */
@@ -107,11 +124,32 @@ export class Reporter {
           }
         }
       } while (this.again && this.connection.connected);
+      if (this.storeFailing) {
+        this.storeFailing = false;
+        this.options.storeFault?.(null);
+      }
     } catch (error) {
-      this.log.warn(
-        { err: (error as Error).message },
-        'job events not published yet; retrying after reconnect',
-      );
+      if (isAgentError(error) && (error.code === 'STORE_FULL' || error.code === 'STORE_FAILED')) {
+        // The store, not the broker: shown in the status, and tried again on a timer, since no
+        // outbox event or reconnect may come to wake the drain (reliability guarantee 11).
+        if (!this.storeFailing)
+          this.log.error(
+            { code: error.code, err: error.message },
+            'cannot use the outbox: job events wait',
+          );
+        this.storeFailing = true;
+        this.options.storeFault?.(error);
+        this.retryTimer ??= setTimeout(() => {
+          this.retryTimer = null;
+          void this.drain();
+        }, STORE_RETRY_MS);
+        this.retryTimer.unref();
+      } else {
+        this.log.warn(
+          { err: (error as Error).message },
+          'job events not published yet; retrying after reconnect',
+        );
+      }
     } finally {
       this.draining = false;
     }

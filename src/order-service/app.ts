@@ -7,7 +7,8 @@
  * param), envelope (2.1), signature with the app's registered key, storeKey among the app's
  * stores, and only then the param schema (protocol's `openEnvelope`, which never parses
  * unauthenticated param). Every answer is signed (`X-Signature`, print-protocol v1.1 §8), and the
- * HTTP server cuts off slow and idle clients and caps connections (§9).
+ * HTTP server cuts off slow and idle clients and caps connections, in all and per client address
+ * (§9).
  */
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
@@ -17,7 +18,7 @@ import Fastify, {
   type FastifyInstance,
   type FastifyReply,
 } from 'fastify';
-import type { AgentError } from '../errors.js';
+import { AgentError, isAgentError } from '../errors.js';
 import type { Logger } from '../logging.js';
 import {
   buildResponse,
@@ -26,7 +27,6 @@ import {
   DEFAULT_MAX_MESSAGE_BYTES,
   DEFAULT_SIGNATURE_SCHEME,
   formatTimestamp,
-  MAX_JSON_DEPTH,
   openEnvelope,
   type QueryParams,
   queryParamsSchema,
@@ -36,8 +36,19 @@ import {
   tooDeep,
 } from '../protocol/index.js';
 import { type CallbackOptions, CallbackSender, callbackBody } from './callbacks.js';
-import { codeForEnvelopeError, RESPONSE_CODES, type ResponseCodeName } from './codes.js';
-import type { RegisteredStore, Registry } from './config.js';
+import {
+  codeForClientError,
+  nestedTooDeep,
+  RESPONSE_CODES,
+  type ResponseCodeName,
+} from './codes.js';
+import {
+  DEFAULT_HTTP_LIMITS,
+  DEFAULT_MAX_BODY_BYTES,
+  type HttpLimits,
+  type RegisteredStore,
+  type Registry,
+} from './config.js';
 import { canonicalCreate, canonicalStored, differingFields } from './create-identity.js';
 import { toOrderRecord } from './order-record.js';
 import { Outbox } from './outbox.js';
@@ -46,24 +57,6 @@ import type { InstructionPublisher } from './publisher.js';
 import { classifyQueryRejection } from './query-rejection.js';
 import { ResponseSigner } from './response-signature.js';
 import type { OrderStore } from './store.js';
-
-/** Timeouts and the connection cap of the HTTP server (the config's `http` section). */
-export interface HttpLimits {
-  headersTimeoutMs: number;
-  requestTimeoutMs: number;
-  keepAliveTimeoutMs: number;
-  idleTimeoutMs: number;
-  maxConnections: number;
-}
-
-/** The config schema's defaults, for a service built without a config (tests). */
-export const DEFAULT_HTTP_LIMITS: HttpLimits = {
-  headersTimeoutMs: 10_000,
-  requestTimeoutMs: 30_000,
-  keepAliveTimeoutMs: 5000,
-  idleTimeoutMs: 60_000,
-  maxConnections: 256,
-};
 
 export interface AppOptions {
   registry: Registry;
@@ -76,9 +69,11 @@ export interface AppOptions {
   dataAsString?: boolean;
   /** IANA zone of createTime; default the host's zone. */
   timeZone?: string;
+  /** Default: the config schema's (DEFAULT_MAX_BODY_BYTES). */
   maxBodyBytes?: number;
   /** The agents' message size limit: larger instructions are refused at create (41301). */
   agentMaxMessageBytes?: number;
+  /** Default: the config schema's (DEFAULT_HTTP_LIMITS). */
   http?: Partial<HttpLimits>;
   /** Retry interval of the outbox while instructions are pending; 0 disables the timer. */
   outboxRetryMs?: number;
@@ -89,23 +84,49 @@ export interface AppOptions {
   logger?: Logger;
 }
 
-const DEFAULT_MAX_BODY = 262_144;
-
 function isJson(contentType: string | undefined): boolean {
   return contentType?.split(';')[0]?.trim().toLowerCase() === 'application/json';
 }
 
-/** Raised inside the create transaction: the order's instruction would not fit the agents. */
-class InstructionTooLarge extends Error {
-  constructor(readonly bytes: number) {
-    super('print instruction too large');
-  }
-}
-
-/** A body nested deeper than MAX_JSON_DEPTH, refused before JSON.parse walks it. */
-class BodyTooDeep extends Error {
-  readonly statusCode = 400;
-  readonly code = 'PA_BODY_TOO_DEEP';
+/**
+ * Closes at once every connection from a client address that already has `cap` open, so one host
+ * cannot take every slot of `maxConnections` and lock the other clients out (print-protocol v1.1
+ * §9). Node applies the global cap first: a connection it drops never gets here. Counted on the
+ * server's `connection` event (after node's HTTP listener, so a closed one is simply a client
+ * that went away) and released on the socket's `close`. One warning when a client reaches its cap
+ * and one count when it is under it again, not a line per refused connection: a flood of
+ * connections does not flood the log too.
+ */
+function capConnectionsPerClient(server: Server, cap: number, log: Logger | undefined): void {
+  const clients = new Map<string, { open: number; refused: number }>();
+  server.on('connection', (socket: Socket) => {
+    const address = socket.remoteAddress;
+    if (address === undefined) return; // already closed: nothing to count
+    const client = clients.get(address) ?? { open: 0, refused: 0 };
+    if (client.open >= cap) {
+      socket.destroy();
+      if (client.refused++ === 0)
+        log?.warn(
+          { client: address, open: client.open, cap },
+          'connections from one client over http.maxConnectionsPerClient: further ones closed',
+        );
+      return;
+    }
+    client.open++;
+    clients.set(address, client);
+    socket.once('close', () => {
+      client.open--;
+      // The episode ends when the client is under its cap again: its count, then a fresh start.
+      if (client.refused > 0) {
+        log?.info(
+          { client: address, refused: client.refused, cap },
+          'connections closed over http.maxConnectionsPerClient while the client was at its cap',
+        );
+        client.refused = 0;
+      }
+      if (client.open === 0) clients.delete(address);
+    });
+  });
 }
 
 /**
@@ -120,7 +141,7 @@ function checkingInterval(limits: HttpLimits): number {
 export function buildApp(
   options: AppOptions,
 ): FastifyInstance & { outbox: Outbox; callbacks: CallbackSender | null } {
-  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY;
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const agentMaxBytes = options.agentMaxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
   const scheme = options.scheme ?? DEFAULT_SIGNATURE_SCHEME;
   const limits: HttpLimits = { ...DEFAULT_HTTP_LIMITS, ...options.http };
@@ -169,6 +190,7 @@ export function buildApp(
     : Fastify({ ...serverOptions, logger: false });
   // Further connections are closed at once by node, before a byte of them is read.
   app.server.maxConnections = limits.maxConnections;
+  capConnectionsPerClient(app.server, limits.maxConnectionsPerClient, log);
   const outbox = new Outbox(options.store, options.publisher, log, options.publishTimeoutMs);
   const callbacks = options.callbacks
     ? new CallbackSender(options.store, { now: () => now().getTime(), ...options.callbacks }, log)
@@ -188,8 +210,9 @@ export function buildApp(
         buildResponse(code, message ?? text, data, { dataAsString: options.dataAsString ?? false }),
       );
   };
+  /** A client's mistake, answered with the response code of its catalogue code (HTTP 200). */
   const reject = (reply: FastifyReply, error: AgentError, name?: ResponseCodeName) =>
-    send(reply, name ?? codeForEnvelopeError(error), null, error.message);
+    send(reply, name ?? codeForClientError(error) ?? 'ENVELOPE_INVALID', null, error.message);
 
   // print-protocol v1.1 §8: every body sent is signed over its exact bytes. Registered first, so
   // it signs what the handlers made; fastify has serialized objects to a string by now.
@@ -212,19 +235,22 @@ export function buildApp(
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     if (tooDeep(body as string)) {
-      done(new BodyTooDeep(`body: nests deeper than ${MAX_JSON_DEPTH} levels`), undefined);
+      done(nestedTooDeep('body'), undefined);
       return;
     }
     parseJson(request, body as string, done);
   });
 
-  // Framework errors (bad JSON, body too large) are the client's: answered 200 with our code.
+  // Framework errors (bad JSON, body too large) and ours with a client's code (a body nested too
+  // deep) are the client's: answered 200 with our code. Anything else is the service's: 21000.
   app.setErrorHandler(
     (error: { code?: string; statusCode?: number; message: string }, _req, reply) => {
       if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE')
         return send(reply, 'TOO_LARGE', null, `body: the limit is ${maxBodyBytes} bytes`);
-      if (error instanceof BodyTooDeep) return send(reply, 'TOO_DEEP', null, error.message);
-      if (error.statusCode !== undefined && error.statusCode < 500)
+      if (isAgentError(error)) {
+        const name = codeForClientError(error);
+        if (name !== null) return reject(reply, error, name);
+      } else if (error.statusCode !== undefined && error.statusCode < 500)
         return send(reply, 'ENVELOPE_INVALID', null, 'body: must be a JSON object');
       log?.error({ err: error }, 'order service failure');
       return send(reply, 'SERVICE_ERROR', null, undefined, 500);
@@ -239,8 +265,7 @@ export function buildApp(
     const param = (body as { param?: unknown } | null)?.param;
     return typeof param === 'string' && tooDeep(param);
   };
-  const refuseDeepParam = (reply: FastifyReply) =>
-    send(reply, 'TOO_DEEP', null, `param: nests deeper than ${MAX_JSON_DEPTH} levels`);
+  const refuseDeepParam = (reply: FastifyReply) => reject(reply, nestedTooDeep('param'));
   const identity = (appId: string, storeKey: string) =>
     options.registry.store(appId, storeKey) !== undefined;
   const verifyKey = (appId: string) => options.registry.appKey(appId);
@@ -278,7 +303,12 @@ export function buildApp(
           // Measured on the exact envelope that would be published; throwing rolls back the
           // order, so nothing is stored, numbered or published for a create no agent accepts.
           const bytes = Buffer.byteLength(instruction.body, 'utf8');
-          if (bytes > agentMaxBytes) throw new InstructionTooLarge(bytes);
+          if (bytes > agentMaxBytes)
+            throw new AgentError(
+              'TOO_LARGE',
+              `param: its print instruction would be ${bytes} bytes; agents accept at most ${agentMaxBytes} (shorten customPrintContext or productInfo)`,
+              { details: { instructionBytes: bytes, limit: agentMaxBytes } },
+            );
           return instruction;
         },
         (stored) =>
@@ -291,17 +321,14 @@ export function buildApp(
             : null,
       );
     } catch (error) {
-      if (!(error instanceof InstructionTooLarge)) throw error;
+      // Only the instruction check above raises TOO_LARGE in a create; anything else is the
+      // service's own failure (21000, logged by the error handler).
+      if (!isAgentError(error) || error.code !== 'TOO_LARGE') throw error;
       request.log.info(
-        { appId: envelope.appId, storeId: store.storeId, bytes: error.bytes },
+        { appId: envelope.appId, storeId: store.storeId, bytes: error.details.instructionBytes },
         'create refused: print instruction too large',
       );
-      return send(
-        reply,
-        'INSTRUCTION_TOO_LARGE',
-        null,
-        `param: its print instruction would be ${error.bytes} bytes; agents accept at most ${agentMaxBytes} (shorten customPrintContext or productInfo)`,
-      );
+      return reject(reply, error, 'INSTRUCTION_TOO_LARGE');
     }
     const { order } = outcome;
     if (!outcome.created) {

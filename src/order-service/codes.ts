@@ -10,8 +10,8 @@
  * 5xx is only used when the service itself fails (code 21000), never for a client's mistake.
  * Every answer, whatever its status, is the envelope and carries `X-Signature`.
  */
-import type { AgentError } from '../errors.js';
-import { SERVICE_ERROR_CODE, SUCCESS_CODE } from '../protocol/index.js';
+import { AgentError } from '../errors.js';
+import { MAX_JSON_DEPTH, SERVICE_ERROR_CODE, SUCCESS_CODE } from '../protocol/index.js';
 
 export const RESPONSE_CODES = {
   SUCCESS: { code: SUCCESS_CODE, message: 'success' },
@@ -65,8 +65,26 @@ export const RESPONSE_CODES = {
 
 export type ResponseCodeName = keyof typeof RESPONSE_CODES;
 
-/** The response code for an `openEnvelope` failure. */
-export function codeForEnvelopeError(error: AgentError): ResponseCodeName {
+/**
+ * A body (ENVELOPE_INVALID) or `param` (PARAM_INVALID) nested deeper than MAX_JSON_DEPTH, refused
+ * before anything parses it. `details.maxDepth` is what sets it apart from other envelope and
+ * param errors: it is answered 40007, not 40001 or 40003.
+ */
+export function nestedTooDeep(where: 'body' | 'param'): AgentError {
+  return new AgentError(
+    where === 'body' ? 'ENVELOPE_INVALID' : 'PARAM_INVALID',
+    `${where}: nests deeper than ${MAX_JSON_DEPTH} levels`,
+    { details: { maxDepth: MAX_JSON_DEPTH } },
+  );
+}
+
+/**
+ * The response code for a client's mistake (an `openEnvelope` failure, a body nested too deep),
+ * from its catalogue code; null for a code that is not a client's mistake (the service's own
+ * failure: 21000).
+ */
+export function codeForClientError(error: AgentError): ResponseCodeName | null {
+  const deep = error.details.maxDepth !== undefined;
   switch (error.code) {
     case 'TOO_LARGE':
       return 'TOO_LARGE';
@@ -77,8 +95,10 @@ export function codeForEnvelopeError(error: AgentError): ResponseCodeName {
     case 'PARAM_NOT_JSON':
       return 'PARAM_NOT_JSON';
     case 'PARAM_INVALID':
-      return 'PARAM_INVALID';
+      return deep ? 'TOO_DEEP' : 'PARAM_INVALID';
+    case 'ENVELOPE_INVALID':
+      return deep ? 'TOO_DEEP' : 'ENVELOPE_INVALID';
     default:
-      return 'ENVELOPE_INVALID';
+      return null;
   }
 }

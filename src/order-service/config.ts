@@ -64,6 +64,13 @@ const httpSchema = z
     idleTimeoutMs: wholeNumber(100, 600_000).default(60_000),
     /** Open connections at most; further ones are closed at once, before any byte is read. */
     maxConnections: wholeNumber(1, 100_000).default(256),
+    /**
+     * Open connections from one client address at most; further ones from it are closed at once,
+     * so one host cannot fill `maxConnections` and lock every other client out. 32 is far above
+     * what a store's POS terminals behind one NAT open. Behind a reverse proxy every connection
+     * comes from the proxy: raise this to `maxConnections` there and cap clients in the proxy.
+     */
+    maxConnectionsPerClient: wholeNumber(1, 100_000).default(32),
   })
   .superRefine((h, ctx) => {
     // Node refuses a headers timeout longer than the request timeout, and it would be meaningless.
@@ -74,6 +81,18 @@ const httpSchema = z
         message: 'must not be longer than requestTimeoutMs',
       });
   });
+
+/** Timeouts and connection caps of the HTTP server (the config's `http` section). */
+export type HttpLimits = z.output<typeof httpSchema>;
+
+/** The schema's defaults, for a service built without a config (tests): written once, above. */
+export const DEFAULT_HTTP_LIMITS: HttpLimits = httpSchema.parse({});
+
+/**
+ * Request bodies larger than this are refused unread (41300). Four times the agents' message
+ * limit: a create whose instruction fits the agents always fits, escaped and pretty-printed.
+ */
+export const DEFAULT_MAX_BODY_BYTES = 4 * DEFAULT_MAX_MESSAGE_BYTES;
 
 /** TLS for an mqtts:// broker URL; file paths are relative to the config file. */
 const tlsSchema = z.object({
@@ -105,16 +124,13 @@ export const serviceConfigSchema = z
     timeZone: z.string({ error: 'must be a string' }).optional(),
     /** SQLite file of the service, relative to the config file; `:memory:` keeps nothing. */
     database: nonEmpty(4096).default('order-service.sqlite'),
-    /**
-     * Request bodies larger than this are refused unread (41300). Four times the agents' message
-     * limit: a create whose instruction fits the agents always fits, escaped and pretty-printed.
-     */
+    /** Request bodies larger than this are refused unread (41300); see DEFAULT_MAX_BODY_BYTES. */
     maxBodyBytes: z
       .number({ error: 'must be a number' })
       .int('must be a whole number')
       .min(1024, 'must be at least 1024')
       .max(10_485_760, 'must be at most 10485760')
-      .default(262_144),
+      .default(DEFAULT_MAX_BODY_BYTES),
     /**
      * The agents' `mqtt.maxMessageBytes`: a create whose signed print instruction would be larger
      * is refused (41301) before anything is stored, since no agent would accept it.

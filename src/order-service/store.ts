@@ -8,15 +8,17 @@
  *
  * Idempotent create (print-protocol v1.1 §9): the database, not the code, guarantees one order
  * per (appId, storeKey, paymentTransactionId), with a unique index, so two requests at once (in
- * one process or in several instances sharing the database) make one order. The insert that
- * loses the race inserts nothing and the original order is answered.
+ * one process or in several instances sharing the database) make one order. A create looks the
+ * identity up and inserts in one write transaction (BEGIN IMMEDIATE): the second of two waits for
+ * the first to commit, finds its order and writes nothing.
  *
  * Orders are listed by (create_time, seq): creation time ascending as order-api 4.1 rule 4 asks,
  * with the insertion sequence as the tie-break so pages never overlap or skip when many orders
  * share one second.
  */
-import { chmodSync, closeSync, existsSync, openSync, statSync } from 'node:fs';
 import Database from 'better-sqlite3';
+import { AgentError } from '../errors.js';
+import { keepDatabasePrivate } from '../host/private-file.js';
 import type { QueryMode } from '../protocol/index.js';
 
 export interface NewOrder {
@@ -161,19 +163,6 @@ function migrate(db: Database.Database): void {
   }).immediate();
 }
 
-const PRIVATE = 0o600;
-
-/** Creates the file 0600 if it is missing, and takes group and other access off if it exists. */
-function restrict(path: string, create: boolean): void {
-  if (create && !existsSync(path)) {
-    // 'a' never truncates: if another instance created it meanwhile, nothing is lost.
-    closeSync(openSync(path, 'a', PRIVATE));
-  }
-  if (!existsSync(path)) return;
-  const mode = statSync(path).mode & 0o777;
-  if ((mode & 0o077) !== 0) chmodSync(path, mode & 0o700);
-}
-
 interface OrderRow {
   seq: number;
   order_no: string;
@@ -213,8 +202,19 @@ const pad = (n: number, width: number) => String(n).padStart(width, '0');
 /** Short codes cycle 001..999 per store and day, the way a counter screen shows them. */
 const shortCode = (prefix: string, n: number) => `${prefix}${pad(((n - 1) % 999) + 1, 3)}`;
 
-/** Thrown inside the create transaction to roll it back when the identity already has an order. */
-const REPEAT = Symbol('create identity already has an order');
+/**
+ * A driver error in the catalogue's terms: STORE_FULL for a full disk, STORE_FAILED otherwise
+ * (locked by another instance past the busy timeout, a constraint, an I/O error); both retryable,
+ * answered 21000. Anything else (a callback's AgentError, a bug) passes through unchanged.
+ */
+function orderDatabaseError(error: unknown, doing: string): unknown {
+  if (!(error instanceof Database.SqliteError)) return error;
+  return new AgentError(
+    error.code === 'SQLITE_FULL' ? 'STORE_FULL' : 'STORE_FAILED',
+    `order database error while ${doing}: ${error.message}`,
+    { cause: error, details: { sqlite: error.code } },
+  );
+}
 
 export type ListResult = { ok: true; total: number; orders: StoredOrder[] } | { ok: false };
 
@@ -223,13 +223,9 @@ export class OrderStore {
 
   constructor(path = ':memory:') {
     const file = path !== ':memory:' && path !== '';
-    if (file) restrict(path, true);
+    if (file) keepDatabasePrivate(path, { create: true });
     this.db = new Database(path);
-    if (file) {
-      this.db.pragma('journal_mode = WAL');
-      // SQLite gives -wal and -shm the database file's mode; files left by an older run are not.
-      for (const suffix of ['-wal', '-shm']) restrict(`${path}${suffix}`, false);
-    }
+    if (file) this.db.pragma('journal_mode = WAL');
     this.db.exec(SCHEMA);
     migrate(this.db);
   }
@@ -254,7 +250,8 @@ export class OrderStore {
    *
    * When the create's identity already has an order, nothing is written (no number is used up,
    * no instruction, no callback) and that order is returned with `created: false`. A callback
-   * that throws (an instruction too large) rolls everything back and the error propagates.
+   * that throws (an instruction too large: TOO_LARGE) rolls everything back and the error
+   * propagates.
    */
   createOrder(
     order: NewOrder,
@@ -262,7 +259,15 @@ export class OrderStore {
     /** The app's order callback, when it registered a URL; due at `nextAt` (ms since epoch). */
     callback?: (stored: StoredOrder) => { url: string; body: string; nextAt: number } | null,
   ): CreateOutcome {
-    const insert = this.db.transaction((): StoredOrder => {
+    // IMMEDIATE (below): the write lock is taken before the look-up, so no other connection can
+    // insert or delete between the look-up and the insert, and the order found is there to read.
+    const create = this.db.transaction((): CreateOutcome => {
+      const existing = this.findByCreateIdentity(
+        order.appId,
+        order.storeKey,
+        order.paymentTransactionId,
+      );
+      if (existing !== undefined) return { created: false, order: existing };
       const day = order.createTime.slice(0, 10).replaceAll('-', '');
       const storeScope = JSON.stringify([order.appId, order.storeKey]);
       // orderNo: O + yyyyMMdd + daily sequence; sorts like the creation order within a day.
@@ -276,15 +281,14 @@ export class OrderStore {
           : null;
       const takeoutNo =
         order.orderType === 3 ? shortCode('T', this.next(`takeout:${storeScope}`, day)) : null;
-      // The unique index decides, not a look-up before: a look-up and an insert are two steps
-      // another instance can come between; the conflicting insert is one.
+      // The unique index still refuses a second order for the identity, whatever writes the
+      // file: under the lock that cannot happen, and if it did the insert would fail, not double.
       const row = this.db
         .prepare(
           `INSERT INTO orders (order_no, receipt_no, app_id, store_key, serial, create_time,
              pick_up_no, takeout_no, raw_param, order_status, payment_status,
              payment_transaction_id)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-           ON CONFLICT (app_id, store_key, payment_transaction_id) DO NOTHING
            RETURNING seq`,
         )
         .get(
@@ -300,9 +304,7 @@ export class OrderStore {
           INITIAL_ORDER_STATUS,
           INITIAL_PAYMENT_STATUS,
           order.paymentTransactionId,
-        ) as { seq: number } | undefined;
-      // Rolls back the numbers taken above: a repeat must not leave a gap in the sequences.
-      if (row === undefined) throw REPEAT;
+        ) as { seq: number };
       const stored: StoredOrder = {
         seq: row.seq,
         orderNo,
@@ -327,23 +329,15 @@ export class OrderStore {
         this.db
           .prepare('INSERT INTO callbacks (order_no, url, body, next_at) VALUES (?, ?, ?, ?)')
           .run(stored.orderNo, cb.url, cb.body, cb.nextAt);
-      return stored;
+      return { created: true, order: stored };
     });
     try {
       // IMMEDIATE: take the write lock first, so a second connection waits (busy timeout) instead
-      // of failing to upgrade a read transaction.
-      return { created: true, order: insert.immediate() };
+      // of failing to upgrade a read transaction, and reads the state the first one committed.
+      return create.immediate();
     } catch (error) {
-      if (error !== REPEAT) throw error;
+      throw orderDatabaseError(error, 'creating an order');
     }
-    const existing = this.findByCreateIdentity(
-      order.appId,
-      order.storeKey,
-      order.paymentTransactionId,
-    );
-    // The conflicting row is committed (the insert waited for it), so it is there to read.
-    if (existing === undefined) throw new Error('create identity conflict without an order');
-    return { created: false, order: existing };
   }
 
   /** The order a create identity made, if any. */
@@ -359,11 +353,6 @@ export class OrderStore {
       )
       .get(appId, storeKey, paymentTransactionId) as OrderRow | undefined;
     return row ? fromRow(row) : undefined;
-  }
-
-  /** Orders stored, all stores (for tests and operators). */
-  orderCount(): number {
-    return (this.db.prepare('SELECT count(*) AS n FROM orders').get() as { n: number }).n;
   }
 
   /** One page of a store's orders in one of the three query modes (order-api 4.1). */

@@ -5,6 +5,16 @@
  * and documented in docs/decisions.md and the README.
  */
 
+/**
+ * print-protocol v1.1 §4 freshness: the default anti-replay age of an MQTT instruction, in days.
+ * Always shorter than an order is remembered (finished jobs are kept `retention.printedDays`, at
+ * least 1, and their dedupe keys DEDUPE_LEDGER_DAYS more), so a replay is either a duplicate or
+ * stale, never printed unmarked.
+ */
+export const ANTI_REPLAY_DEFAULT_DAYS = 7;
+/** Days the dedupe keys of a pruned job are still remembered; the anti-replay age's upper bound. */
+export const DEDUPE_LEDGER_DAYS = 90;
+
 /** print-protocol §3: default size limit of an MQTT message body (the agents' limit). */
 export const DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024;
 
@@ -22,8 +32,10 @@ export function mqttMaxPacketBytes(maxMessageBytes: number): number {
 export const MAX_JSON_DEPTH = 32;
 
 /**
- * Free text the merchant writes (`customPrintContext`) and the remark of an order record: at most
- * this many characters (code points). order-api 2.9 gives no length; this is ours.
+ * Free text the merchant writes (`customPrintContext`): at most this many characters (code
+ * points), refused beyond by the service and the agent alike. order-api 2.9 gives no length; this
+ * is ours. An order record's `remark` (2.5) has no limit of its own (the 4 MiB answer bounds it);
+ * on paper both are cut at FREE_TEXT_MAX_LINES.
  */
 export const FREE_TEXT_MAX_CHARS = 2000;
 

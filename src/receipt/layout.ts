@@ -133,26 +133,38 @@ class Sheet {
    */
   freeText(value: string, field: string, options: { style?: Style; indent?: number } = {}): void {
     const start = this.commands.length;
-    for (const paragraph of value.split('\n')) {
-      this.text(paragraph, options);
-      // Stop laying out early: 2,000 line breaks must not cost 2,000 commands to throw away.
+    const room = Math.max(1, this.columns - (options.indent ?? 0));
+    // A character takes at least one column, so this much of a paragraph already fills more lines
+    // than may print: longer paragraphs are never wrapped whole (an order record's remark has no
+    // length limit of its own; a 3 MB one must not cost seconds and hundreds of MB to lay out).
+    const cap = (FREE_TEXT_MAX_LINES + 1) * room;
+    const paragraphs = value.split('\n');
+    for (const paragraph of paragraphs) {
+      this.text(paragraph.length > cap ? headOf(paragraph, cap) : paragraph, options);
       if (this.commands.length - start > FREE_TEXT_MAX_LINES) break;
     }
     if (this.commands.length - start <= FREE_TEXT_MAX_LINES) return;
-    // The whole text, counted without keeping it, for the message.
-    const room = Math.max(1, this.columns - (options.indent ?? 0));
+    // How much was cut, for the marking and the report: exact for paragraphs of a sane length,
+    // a lower bound for longer ones.
     let total = 0;
-    for (const paragraph of value.split('\n'))
-      total += Math.max(1, wrap(this.printable(paragraph), room).length);
+    let exact = true;
+    for (const paragraph of paragraphs) {
+      if (paragraph.length > cap) {
+        exact = false;
+        total += Math.ceil(paragraph.length / room);
+      } else total += Math.max(1, wrap(this.printable(paragraph), room).length);
+    }
     const kept = FREE_TEXT_MAX_LINES - 1;
+    const more = total - kept;
     this.commands.length = start + kept;
-    this.text(` CUT: ${total - kept} more line${total - kept === 1 ? '' : 's'} not printed `, {
+    // Short enough for one line of 58 mm paper (32 columns) whatever the count.
+    this.text(` CUT: ${more}${exact ? '' : '+'} line${more === 1 ? '' : 's'} not printed `, {
       style: MARK,
       align: 'center',
     });
     this.notices.push({
       code: 'CONTENT_CUT',
-      message: `${field}: ${total} lines on paper, the first ${kept} printed (at most ${FREE_TEXT_MAX_LINES} per free-text block)`,
+      message: `${field}: ${exact ? '' : 'at least '}${total} lines on paper, the first ${kept} printed (at most ${FREE_TEXT_MAX_LINES} per free-text block)`,
     });
   }
 
@@ -191,6 +203,12 @@ class Sheet {
   qr(data: string): void {
     this.commands.push({ kind: 'qr', data });
   }
+}
+
+/** The first `length` UTF-16 units of `text`, never ending inside a surrogate pair. */
+function headOf(text: string, length: number): string {
+  const code = text.charCodeAt(length - 1);
+  return text.slice(0, code >= 0xd800 && code <= 0xdbff ? length - 1 : length);
 }
 
 const BOLD: Style = { ...PLAIN, bold: true };

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { ClockSync } from '../../src/clock-sync.js';
+import { ClockSync } from '../../src/host/clock-sync.js';
 import { tempDir } from '../jobs/fixtures.js';
 
 const missing = () => join(tempDir('clock'), 'no-such-flag');

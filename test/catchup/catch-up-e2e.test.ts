@@ -171,6 +171,8 @@ describe('catch-up end to end', { skip: skipWithoutMosquitto() }, () => {
       stateDir: join(dir, 'state'),
       statusIntervalMs: 5000,
       retentionDays: 14,
+      // The stale rule judges createTime by the clock: trusted here (print-protocol v1.1 §4).
+      freshness: { maxAgeMs: 7 * 24 * 60 * MINUTE, clock: 'synchronized' },
       catchUp: {
         baseUrl: service.url,
         storePrivateKeyFile: STORE_PRIVATE_KEY_FILE,
@@ -246,7 +248,7 @@ describe('catch-up end to end', { skip: skipWithoutMosquitto() }, () => {
     );
   });
 
-  it('a stale order is reported failed with STALE_ORDER and not printed', async () => {
+  it('a stale order is reported failed with STALE_ORDER and not printed by catch-up; its MQTT copy prints', async () => {
     gate.open = false;
     const cold = await service.create('Cold soup');
     // The store was closed for an hour: catch-up finds the order 61 minutes old.
@@ -265,16 +267,24 @@ describe('catch-up end to end', { skip: skipWithoutMosquitto() }, () => {
     assert.equal((await scheduledRound()).queued, 1);
     await waitFor('the fresh order printed', () => tickets(hot) === 1, 20_000);
 
-    // The late MQTT copy of the stale order is a duplicate too: still not printed.
+    // The late MQTT copy of the stale order is the service's own word, judged by the instruction's
+    // own rule (days, not catchUp.maxAgeMinutes): it takes the stale record over and prints, once
+    // (decision 131). Catch-up judged it by the agent's clock only.
     gate.open = true;
     await service.app.outbox.drain();
+    const mqttEvents = () => eventsOf(cold).filter((e) => e.jobId !== `catch-up:${cold}`);
     await waitFor(
-      'the MQTT copy answered duplicate',
-      () => eventsOf(cold).some((e) => e.state === 'duplicate'),
+      'the MQTT copy printed',
+      () => mqttEvents().some((e) => e.state === 'printed'),
       20_000,
     );
-    assert.equal(tickets(cold), 0);
-    assert.ok(!eventsOf(cold).some((e) => e.state === 'queued' || e.state === 'printed'));
+    assert.equal(tickets(cold), 1);
+    const mqtt = mqttEvents();
+    assert.deepEqual(
+      mqtt.map((e) => e.state).filter((st) => st === 'queued' || st === 'printed'),
+      ['queued', 'printed'],
+    );
+    assert.ok(!eventsOf(cold).some((e) => e.state === 'duplicate'), 'not answered duplicate');
   });
 
   it('offline while 300 orders are created and the broker loses the session: every order prints once, oldest first', async () => {

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterEach, describe, it } from 'node:test';
 import { CatchUpPoller, type PollerOptions, type RoundSummary } from '../../src/catchup/poller.js';
 import { type QueryApi, QueryClient } from '../../src/catchup/query-client.js';
+import { ClockSync } from '../../src/host/clock-sync.js';
 import type { Job } from '../../src/jobs/job.js';
 import { JobStore } from '../../src/jobs/store.js';
 import { createLogger } from '../../src/logging.js';
@@ -234,6 +235,67 @@ describe('catch-up poller', () => {
     assert.equal(r.store.getCatchUpCursor(), fresh);
     // A person can still print it.
     assert.equal(r.store.retry(staleJob.id).state, 'queued');
+  });
+
+  it('clock not known synchronized: no order is judged stale; the event says the age was not checked', async () => {
+    // print-protocol v1.1 §4: the agent's own clock never drops a receipt. A Pi whose clock runs
+    // an hour ahead would otherwise store every order it pulls `failed` STALE_ORDER.
+    const untrusted = new ClockSync({ mode: 'unsynchronized' });
+    await untrusted.refresh();
+    const r = await rig({ clockSync: untrusted });
+    const [first] = await r.create(1, 'First');
+    r.store.setCatchUpCursor(first!);
+    const [old] = await r.create(1, 'Cold soup');
+    r.clock.advance(61 * MINUTE);
+
+    r.poller.start();
+    r.poller.request();
+    const round = await r.round(1);
+    assert.equal(round.error, null);
+    assert.equal(round.stale, 0);
+    assert.equal(r.store.getReceipt(old!)?.state, 'queued', 'printed, not judged by the clock');
+    const queued = r.events().find((e) => e.orderNo === old && e.state === 'queued');
+    assert.deepEqual(
+      queued?.warnings?.map((w) => w.code),
+      ['CLOCK_UNSYNCHRONIZED'],
+    );
+    assert.match(queued!.warnings![0]!.message, /catchUp\.maxAgeMinutes/);
+  });
+
+  it('a stale catch-up record gives its order up to the signed instruction that arrives later', async () => {
+    const r = await rig();
+    const [first] = await r.create(1, 'First');
+    r.store.setCatchUpCursor(first!);
+    const [stale] = await r.create(1, 'Held by the broker');
+    r.clock.advance(61 * MINUTE);
+    r.poller.start();
+    r.poller.request();
+    await r.round(1);
+    assert.equal(r.store.getReceipt(stale!)?.lastError?.code, 'STALE_ORDER');
+
+    // The broker delivers the instruction it held: the service's word, judged by its own rule.
+    const instruction = printInstructionSchema.parse({
+      jobId: 'P-held-1',
+      orderNo: stale,
+      createTime: formatWallClock(r.clock.now() - 61 * MINUTE),
+      order: {
+        productInfo: [{ productName: 'Held', price: 100, quantity: 1 }],
+        orderType: 1,
+        paymentWay: 2,
+        paymentTransactionId: 'M-held-1',
+      },
+    });
+    const result = r.store.enqueueInstruction(instruction, { source: 'mqtt' });
+    assert.equal(result.status, 'inserted', 'not answered duplicate');
+    assert.ok(result.status === 'inserted' && result.replaced?.jobId === `catch-up:${stale}`);
+    const job = r.store.getReceipt(stale!)!;
+    assert.deepEqual(
+      [job.jobId, job.state, job.source, job.lastError],
+      ['P-held-1', 'queued', 'mqtt', null],
+    );
+    assert.equal(r.store.head('receipt')?.orderNo, stale);
+    // Once taken over it is an ordinary job: the same instruction again is a duplicate.
+    assert.equal(r.store.enqueueInstruction(instruction, { source: 'mqtt' }).status, 'duplicate');
   });
 
   it('an order already received over MQTT is a quiet duplicate', async () => {

@@ -278,8 +278,8 @@ describe('printer-agent doctor', { skip: skipWithoutMosquitto() }, () => {
         caFile: ca.certFile,
       });
       assert.equal(run.code, 1);
-      assert.match(text, /^FAIL catch-up: .*TLS refused the service's certificate/m);
-      assert.match(text, /^ {5}fix: check catchUp\.caFile \(the CA that signed/m);
+      assert.match(text, /^FAIL catch-up: .*TLS check failed \(unknown-ca\)/m);
+      assert.match(text, /^ {5}fix: set catchUp\.caFile to the CA certificate that signed/m);
     });
 
     it('answers not signed, or signed with another key: FAIL with the fix', async () => {

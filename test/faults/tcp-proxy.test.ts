@@ -130,6 +130,43 @@ describe('tcp proxy for fault tests', () => {
     client.socket.destroy();
   });
 
+  it('drop-to-client / drop-to-target: one direction discarded, the other forwarded', async () => {
+    const p = await proxy();
+    const first = target.sockets.length;
+    const client = await tcpClient(p.port);
+    await waitFor('upstream', () => target.sockets.length === first + 1);
+    const upstream = target.sockets[first]!;
+
+    p.setMode('drop-to-client');
+    client.socket.write('request');
+    upstream.write('reply lost');
+    // The target gets the request: what it answers is dropped, counted as going down.
+    await waitFor('request delivered', () => text(target.received[first]) === 'request');
+    await waitFor('reply dropped', () => p.droppedBytes.down === 10);
+    assert.equal(client.received.length, 0);
+    assert.equal(p.droppedBytes.up, 0);
+    // A later byte towards the client is dropped too: not a race against the first one.
+    upstream.write('!');
+    await waitFor('second reply dropped', () => p.droppedBytes.down === 11);
+    assert.equal(client.received.length, 0);
+
+    p.setMode('drop-to-target');
+    client.socket.write('lost');
+    upstream.write('reply');
+    await client.bytes(5);
+    assert.equal(Buffer.from(client.received).toString(), 'reply');
+    await waitFor('request dropped', () => p.droppedBytes.up === 4);
+    assert.equal(text(target.received[first]), 'request');
+    assert.equal(p.dropped, 15);
+    assert.equal(client.closed, false, 'the connection stays open');
+
+    // Back to pass: both ways again, on the same connection.
+    p.setMode('pass');
+    client.socket.write('+kept');
+    await waitFor('kept arrives', () => text(target.received[first]) === 'request+kept');
+    client.socket.destroy();
+  });
+
   it('delay: holds each chunk for the delay, in order', async () => {
     const p = await proxy({ delayMs: 300 });
     const first = target.sockets.length;

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ClockSync } from '../../src/clock-sync.js';
+import { ClockSync } from '../../src/host/clock-sync.js';
 import { JobStore } from '../../src/jobs/store.js';
 import { createLogger } from '../../src/logging.js';
 import { Inbox } from '../../src/mqtt/inbox.js';

@@ -12,6 +12,10 @@
  *   waiting is forwarded, and a connection whose other side went away meanwhile is reset (its peer
  *   would answer a retransmission with RST).
  * - `drop`: data is discarded and counted (`dropped`); connections stay open and closes propagate.
+ * - `drop-to-client` / `drop-to-target`: the same for one direction only; the other direction is
+ *   forwarded as in `pass`. With `drop-to-client` in front of a broker, the broker receives what
+ *   the client publishes and passes it on, and the client never sees the acknowledgement: a lost
+ *   PUBACK, made on purpose rather than by a race against a delay.
  * - `refuse`: new connections are reset as soon as they are accepted (`refused`); current
  *   connections carry on as in `pass`.
  *
@@ -25,7 +29,7 @@
  */
 import { createServer, type Server, Socket } from 'node:net';
 
-export type ProxyMode = 'pass' | 'hold' | 'drop' | 'refuse';
+export type ProxyMode = 'pass' | 'hold' | 'drop' | 'drop-to-client' | 'drop-to-target' | 'refuse';
 
 export interface TcpProxyOptions {
   /** Upstream host; default 127.0.0.1. */
@@ -75,8 +79,9 @@ class Pipe {
   }
 
   private receive(chunk: Buffer): void {
-    if (this.proxy.mode === 'drop') {
+    if (this.proxy.drops(this.direction)) {
       this.proxy.dropped += chunk.length;
+      this.proxy.droppedBytes[this.direction] += chunk.length;
       return;
     }
     this.proxy.received += chunk.length;
@@ -241,9 +246,11 @@ export class TcpProxy {
   /** Times `reset()` was called with at least one connection open, and connections it reset. */
   resets = 0;
   resetConnections = 0;
-  /** Bytes taken in from either side (not dropped), and bytes discarded in `drop` mode. */
+  /** Bytes taken in from either side (not dropped), and bytes discarded in the drop modes. */
   received = 0;
   dropped = 0;
+  /** Bytes discarded towards the target (up) and towards the client (down). */
+  readonly droppedBytes = { up: 0, down: 0 };
   /** Bytes forwarded, and the writes they took, towards the target (up) and the client (down). */
   readonly forwarded = { up: 0, down: 0 };
   readonly writes = { up: 0, down: 0 };
@@ -298,6 +305,15 @@ export class TcpProxy {
     let n = 0;
     for (const c of this.open) n += c.up.pending + c.down.pending;
     return n;
+  }
+
+  /** Whether data going `direction` (up: towards the target) is discarded in the current mode. */
+  drops(direction: 'up' | 'down'): boolean {
+    return (
+      this.mode === 'drop' ||
+      (this.mode === 'drop-to-target' && direction === 'up') ||
+      (this.mode === 'drop-to-client' && direction === 'down')
+    );
   }
 
   setMode(mode: ProxyMode): void {

@@ -66,6 +66,7 @@ describe('config/order-service.example.json', () => {
     assert.equal(config.mqtt?.protocolVersion, 5);
     assert.equal(config.mqtt?.tls.caFile, 'keys/broker-ca.pem');
     assert.equal(config.http.maxConnections, 256);
+    assert.equal(config.http.maxConnectionsPerClient, 32);
   });
 });
 
@@ -89,6 +90,7 @@ describe('order-service config: issue 13 sections', () => {
       keepAliveTimeoutMs: 5000,
       idleTimeoutMs: 60_000,
       maxConnections: 256,
+      maxConnectionsPerClient: 32,
     });
     assert.equal(c.maxBodyBytes, 262_144);
     assert.equal(c.agentMaxMessageBytes, 65_536);
@@ -101,7 +103,12 @@ describe('order-service config: issue 13 sections', () => {
       () =>
         parseServiceConfig({
           ...minimal,
-          http: { headersTimeoutMs: 40_000, requestTimeoutMs: 30_000, maxConnections: 0 },
+          http: {
+            headersTimeoutMs: 40_000,
+            requestTimeoutMs: 30_000,
+            maxConnections: 0,
+            maxConnectionsPerClient: 0,
+          },
           agentMaxMessageBytes: 100,
           signatureScheme: 'MD5',
           mqtt: { url: 'mqtts://b:8883', tls: { certFile: 'c.pem', rejectUnauthorized: 'no' } },
@@ -111,6 +118,7 @@ describe('order-service config: issue 13 sections', () => {
         for (const line of [
           'http.headersTimeoutMs: must not be longer than requestTimeoutMs',
           'http.maxConnections: must be 1 to 100000',
+          'http.maxConnectionsPerClient: must be 1 to 100000',
           'agentMaxMessageBytes: must be 1024 to 1048576',
           'signatureScheme: must be one of RSA-SHA256, RSA-PSS-SHA256',
           'mqtt.tls.rejectUnauthorized: must be true or false',

@@ -1,6 +1,7 @@
 /**
  * The service's SQLite file (issue 13 items 2 and 9): created 0600 with its -wal and -shm, an
- * existing file tightened; one order per create identity enforced by the database itself; and a
+ * existing file tightened; one order per create identity enforced by the database itself; a
+ * database failure in a create reported with a catalogue code (STORE_FAILED); and a
  * database written by the service before idempotent create migrated in place, its historical
  * double orders kept and a retry answered with the first of them.
  */
@@ -10,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import Database from 'better-sqlite3';
+import { isAgentError } from '../../src/errors.js';
 import { OrderStore, toOrderRecord } from '../../src/order-service/index.js';
 import {
   APP_ID,
@@ -24,6 +26,16 @@ import {
 
 const mode = (path: string) => statSync(path).mode & 0o777;
 const fresh = () => join(mkdtempSync(join(tmpdir(), 'order-service-file-')), 'orders.sqlite');
+
+/** Orders in the file, all stores, counted by a reader of its own (as an operator would). */
+function orderRows(path: string): number {
+  const db = new Database(path, { readonly: true });
+  try {
+    return (db.prepare('SELECT count(*) AS n FROM orders').get() as { n: number }).n;
+  } finally {
+    db.close();
+  }
+}
 
 /** The orders table and its neighbours exactly as the service created them before issue 13. */
 const SCHEMA_BEFORE_ISSUE_13 = `
@@ -154,7 +166,7 @@ describe('order-service database file', () => {
       // The repeat used up no number: the next order follows the first directly.
       const next = two.createOrder(order('POS-2'), instruction);
       assert.equal(Number(next.order.orderNo.slice(9)), Number(first.order.orderNo.slice(9)) + 1);
-      assert.equal(one.orderCount(), 2);
+      assert.equal(orderRows(path), 2);
       assert.equal(one.outboxSize(), 2);
       // Not only the code: a plain insert of the same identity is refused by SQLite.
       const raw = new Database(path);
@@ -176,6 +188,49 @@ describe('order-service database file', () => {
     } finally {
       one.close();
       two.close();
+    }
+  });
+
+  it('reports a database failure in a create with a catalogue code, writing nothing', () => {
+    const path = fresh();
+    const store = new OrderStore(path);
+    // Another instance holds the write lock past the busy timeout (better-sqlite3's 5 s).
+    const other = new Database(path);
+    const order = {
+      appId: APP_ID,
+      storeKey: STORE_KEY,
+      createTime: '2026-11-25 10:00:00',
+      orderType: 1,
+      pickUpNum: null,
+      paymentTransactionId: 'POS-locked',
+      rawParam: JSON.stringify({ ...baseOrder, paymentTransactionId: 'POS-locked' }),
+    };
+    const instruction = (o: { orderNo: string }) => ({
+      jobId: `J-${o.orderNo}`,
+      storeId: 's',
+      body: '{}',
+    });
+    try {
+      other.exec('BEGIN IMMEDIATE');
+      assert.throws(
+        () => store.createOrder(order, instruction),
+        (error: unknown) => {
+          assert.ok(isAgentError(error), `an AgentError, got ${String(error)}`);
+          assert.equal(error.code, 'STORE_FAILED');
+          assert.equal(error.retryable, true);
+          assert.equal(error.details.sqlite, 'SQLITE_BUSY');
+          assert.match(error.message, /^order database error while creating an order: /);
+          return true;
+        },
+      );
+      other.exec('ROLLBACK');
+      assert.equal(orderRows(path), 0);
+      assert.equal(store.outboxSize(), 0);
+      // The retry, once the lock is free, makes the order.
+      assert.equal(store.createOrder(order, instruction).created, true);
+    } finally {
+      other.close();
+      store.close();
     }
   });
 
@@ -237,7 +292,7 @@ describe('order-service database file', () => {
     // Opening it again changes nothing.
     const again = new OrderStore(path);
     try {
-      assert.equal(again.orderCount(), 5);
+      assert.equal(orderRows(path), 5);
       const first = again.findByCreateIdentity(APP_ID, STORE_KEY, 'POS-retried');
       assert.equal(first?.orderNo, 'O20261120000001');
       assert.equal(

@@ -92,9 +92,12 @@ describe('receipt length (print-protocol v1.1 §9)', () => {
 
     const xs = ticket.lines.filter((l) => l.text.trim() === 'x');
     assert.equal(xs.length, FREE_TEXT_MAX_LINES - 1, 'the first lines are kept');
-    const cut = ticket.lines.find((l) => /CUT: \d+ more lines not printed/.test(l.text));
+    const cut = ticket.lines.find((l) => /CUT: \d+\+? lines not printed/.test(l.text));
     assert.ok(cut, 'the cut is marked on the paper');
-    assert.match(cut.text, new RegExp(`CUT: ${1000 - (FREE_TEXT_MAX_LINES - 1)} more lines`));
+    assert.match(
+      cut.text,
+      new RegExp(`CUT: ${1000 - (FREE_TEXT_MAX_LINES - 1)} lines not printed`),
+    );
     assert.ok(
       cut.runs.some((r) => r.reverse && r.text.includes('CUT')),
       'the marking is printed reversed, like REPRINT',
@@ -114,7 +117,7 @@ describe('receipt length (print-protocol v1.1 §9)', () => {
     const custom = 'word '.repeat(FREE_TEXT_MAX_CHARS / 5).trim();
     const { rendered, text } = paper(instruction(custom));
     assert.equal(rendered.notices.length, 1);
-    assert.match(text, /CUT: \d+ more lines not printed/);
+    assert.match(text, /CUT: \d+\+? lines not printed/);
   });
 
   it('leaves free text of exactly FREE_TEXT_MAX_LINES lines alone', () => {
@@ -133,7 +136,16 @@ describe('receipt length (print-protocol v1.1 §9)', () => {
       ['CONTENT_CUT'],
     );
     assert.match(rendered.notices[0]!.message, /^remark: 500 lines/);
-    assert.match(text, /CUT: 461 more lines not printed/);
+    assert.match(text, /CUT: 461 lines not printed/);
+  });
+
+  it('a remark of megabytes in one paragraph is cut without wrapping it whole', () => {
+    // An order record's remark has no length limit of its own (the 4 MiB answer bounds it).
+    const { rendered, text } = paper(record('z'.repeat(3_000_000), 2));
+    assert.equal(rendered.notices.length, 1);
+    assert.match(rendered.notices[0]!.message, /^remark: at least \d+ lines on paper/);
+    assert.match(text, /CUT: \d+\+ lines not printed/);
+    assert.ok(layoutLength(rendered.layout.commands) < RECEIPT_MAX_LINES);
   });
 
   it('the longest instruction the create limits allow stays under RECEIPT_MAX_LINES', () => {

@@ -7,7 +7,8 @@
  * - the agent and the order service's publisher connect with the CA file; a signed instruction
  *   published through the publisher prints;
  * - a broker certificate from another CA, an expired one and one for another host name are each
- *   refused, the agent's log names the failed check, and it keeps trying. Meanwhile the broker
+ *   refused, the agent's log names the failed check, and it keeps trying; the service's
+ *   publisher tries too and is refused (its own log has the TLS error). Meanwhile the broker
  *   holds an instruction for the agent's session that would print the moment the agent connected:
  *   nothing prints until Mosquitto is restarted with the good certificate, then exactly the
  *   genuine instructions print, once each;
@@ -16,16 +17,20 @@
  * - `doctor` names the failed check (unknown CA, expired, host name, client certificate required
  *   or refused) with a fix for each.
  *
- * Skipped, naming the Debian package, without mosquitto or openssl.
+ * Each test has a store (and agent) of its own and sets the broker's certificate it needs; the
+ * broker is shared. Skipped, naming the Debian package, without mosquitto or openssl.
  */
 import assert from 'node:assert/strict';
 import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { type AddressInfo, createServer, type Socket } from 'node:net';
-import { after, before, describe, it } from 'node:test';
+import { Writable } from 'node:stream';
+import { after, before, describe, it, type TestContext } from 'node:test';
 import { type CheckLine, runDoctor } from '../../src/cli/doctor.js';
-import { MqttPublisher } from '../../src/mqtt/publisher.js';
-import type { TlsCheck } from '../../src/mqtt/tls-failure.js';
+import type { TlsCheck } from '../../src/host/tls-failure.js';
+import { createLogger } from '../../src/logging.js';
+import { MqttPublisher, type PublisherTls } from '../../src/mqtt/publisher.js';
 import { FaultStore, type Json } from '../faults/harness.js';
+import { JsonLog, type LogRecord } from '../helpers/json-log.js';
 import { Mosquitto, type MosquittoTls, skipWithoutMosquitto } from '../helpers/mosquitto.js';
 import { type IssuedCertificate, skipWithoutOpenssl, TestCa } from '../helpers/test-ca.js';
 import { waitFor } from '../helpers/waiting.js';
@@ -43,8 +48,9 @@ describe('broker TLS against a Mosquitto TLS listener', { skip, timeout: 240_000
   let client: IssuedCertificate;
   let foreignClient: IssuedCertificate;
   let broker: Mosquitto;
-  let store: FaultStore;
-  let publisher: MqttPublisher | null = null;
+  /** The TLS settings Mosquitto runs with now (it restarts only for other ones). */
+  let brokerTls = '';
+  const stores: FaultStore[] = [];
 
   const listener = (cert: IssuedCertificate, requireCertificate = false): MosquittoTls => ({
     caFile: ca.certFile,
@@ -55,21 +61,31 @@ describe('broker TLS against a Mosquitto TLS listener', { skip, timeout: 240_000
 
   /** Restarts Mosquitto (same ports, persistent sessions) presenting these TLS settings. */
   async function brokerWith(tls: MosquittoTls): Promise<void> {
+    const key = JSON.stringify(tls);
+    if (key === brokerTls) return;
     broker.useTls(tls);
     await broker.restart();
+    brokerTls = key;
   }
 
-  /** The agent's log records from `from` (an offset into its output) on. */
-  function agentLog(from: number): Json[] {
-    return store.output
-      .slice(from)
-      .split('\n')
-      .filter((l) => l.startsWith('{'))
-      .map((l) => JSON.parse(l) as Json);
+  /**
+   * A store of this test whose agent reaches the broker over TLS with the CA file; its agent is
+   * stopped when the test ends, so its retries do not reach the next test's broker.
+   */
+  async function tlsStore(t: TestContext | null, name: string): Promise<FaultStore> {
+    const s = await FaultStore.create({
+      name,
+      broker,
+      configure: (config) => {
+        const mqtt = config.mqtt as Json;
+        mqtt.url = broker.tlsUrl;
+        mqtt.tls = { caFile: ca.certFile };
+      },
+    });
+    stores.push(s);
+    t?.after(() => s.stopAgent());
+    return s;
   }
-
-  const tlsFailures = (from: number, check: TlsCheck) =>
-    agentLog(from).filter((r) => r.tlsCheck === check);
 
   /** Connections the broker saw on its TLS port since `from` (an offset into its log). */
   const tlsAttempts = (from: number) =>
@@ -77,28 +93,56 @@ describe('broker TLS against a Mosquitto TLS listener', { skip, timeout: 240_000
       .slice(from)
       .match(new RegExp(`New connection from \\S+ on port ${broker.tlsPort}\\.`, 'g'))?.length ?? 0;
 
-  /** Waits until the agent was refused twice for `check`: it failed, and it tried again. */
-  async function refusedTwice(from: number, logFrom: number, check: TlsCheck): Promise<Json> {
+  /**
+   * Waits until the agent of `s` was refused twice for `check` (`failures`, its log records of
+   * that check): it failed, and it tried again.
+   */
+  async function refusedTwice(
+    s: FaultStore,
+    failures: () => readonly LogRecord[],
+    logFrom: number,
+    check: TlsCheck,
+  ): Promise<LogRecord> {
     try {
       await waitFor(
         `two refused attempts (${check})`,
-        () => tlsFailures(from, check).length >= 2 && tlsAttempts(logFrom) >= 2,
+        () => failures().length >= 2 && tlsAttempts(logFrom) >= 2,
         30_000,
       );
     } catch (error) {
-      throw new Error(`${(error as Error).message}\n${store.tail()}\n${broker.log.slice(logFrom)}`);
+      throw new Error(`${(error as Error).message}\n${s.tail()}\n${broker.log.slice(logFrom)}`);
     }
-    return tlsFailures(from, check)[0]!;
+    return failures()[0]!;
   }
 
-  /** The store the instruction is for, inside the signed param (print-protocol v1.1 §4). */
-  const signedFor = (): Json => ({ storeId: store.storeId });
+  /**
+   * The order service's publisher, as the service runs it, on the TLS port; its log (where it
+   * reports mqtt.js errors, `broker error`) is read by the test. Closed when the test ends.
+   */
+  function servicePublisher(t: TestContext, clientId: string, tls: PublisherTls) {
+    let text = '';
+    const destination = new Writable({
+      write(chunk: Buffer | string, _encoding, done) {
+        text += String(chunk);
+        done();
+      },
+    });
+    const publisher = new MqttPublisher(
+      { url: broker.tlsUrl, topicPrefix: 'printer-agent/v1', clientId, tls },
+      createLogger({ level: 'debug', service: 'order-service', destination }),
+    );
+    let closing: Promise<void> | undefined;
+    const close = () => (closing ??= publisher.close());
+    t.after(close);
+    const errors = new JsonLog(() => text).select((r) => r.msg === 'broker error');
+    return { publisher, errors, close };
+  }
 
   /** Rewrites the agent's config file (read by the next agent start). */
-  function editConfig(change: (config: Json) => void): void {
-    const config = JSON.parse(readFileSync(store.configPath, 'utf8')) as Json;
+  function editConfig(s: FaultStore, change: (config: Json) => void): void {
+    const config = JSON.parse(readFileSync(s.configPath, 'utf8')) as Json;
     change(config);
-    writeFileSync(store.configPath, JSON.stringify(config, null, 2), { mode: 0o600 });
+    writeFileSync(s.configPath, JSON.stringify(config, null, 2), { mode: 0o600 });
   }
 
   before(async () => {
@@ -128,124 +172,148 @@ describe('broker TLS against a Mosquitto TLS listener', { skip, timeout: 240_000
     // The agent's client keys are secret files: 0600, as doctor and the agent want them.
     chmodSync(client.keyFile, 0o600);
     chmodSync(foreignClient.keyFile, 0o600);
-    // Persistence: the agent's session (and what it holds) survives every restart below.
+    // Persistence: an agent's session (and what it holds) survives every restart below.
     broker = await Mosquitto.start({ persistence: true, tls: listener(certs.good) });
-    store = await FaultStore.create({
-      name: 'tls',
-      broker,
-      configure: (config) => {
-        const mqtt = config.mqtt as Json;
-        mqtt.url = broker.tlsUrl;
-        mqtt.tls = { caFile: ca.certFile };
-      },
-    });
+    brokerTls = JSON.stringify(listener(certs.good));
   });
 
   after(async () => {
-    await publisher?.close();
-    await store?.tearDown();
+    for (const s of stores.splice(0)) await s.tearDown();
     await broker?.stop();
   });
 
-  it('the agent and the service publisher connect with the CA file; a signed instruction prints', async () => {
-    await store.startOnline();
-    const connected = new Promise<void>((resolve) => {
-      publisher = new MqttPublisher({
-        url: broker.tlsUrl,
-        topicPrefix: 'printer-agent/v1',
-        clientId: 'order-service-tls',
-        tls: { caFile: ca.certFile },
-        onConnect: resolve,
-      });
-    });
-    await connected;
-    await publisher!.publish(store.storeId, store.envelope(store.instruction(1, {}, signedFor())));
-    store.acked.add(store.orderNo(1));
-    await store.waitForState(1, 'printed');
-    assert.deepEqual(store.printedOrders(), [store.orderNo(1)]);
+  it('the agent and the service publisher connect with the CA file; a signed instruction prints', async (t) => {
+    await brokerWith(listener(certs.good));
+    const s = await tlsStore(t, 'tls');
+    await s.startOnline();
+    const { publisher } = servicePublisher(t, 'order-service-tls', { caFile: ca.certFile });
+    await waitFor('the publisher connected over TLS', () => publisher.connected, 20_000);
+    await publisher.publish(s.storeId, s.envelope(s.instruction(1)));
+    s.acked.add(s.orderNo(1));
+    await s.waitForState(1, 'printed');
+    assert.deepEqual(s.printedOrders(), [s.orderNo(1)]);
   });
 
-  it('another CA, an expired certificate, another host name: refused, named, retried; nothing unverified prints', async () => {
+  it('another CA, an expired certificate, another host name: refused, named, retried; nothing unverified prints', async (t) => {
     const cases = [
-      { n: 2, cert: certs.otherCa, check: 'unknown-ca', says: /not signed by a trusted CA/ },
-      { n: 3, cert: certs.expired, check: 'expired', says: /certificate has expired/ },
       {
-        n: 4,
+        n: 1,
+        cert: certs.otherCa,
+        check: 'unknown-ca',
+        says: /not signed by a trusted CA/,
+        publisherSays:
+          /self.signed certificate in certificate chain|unable to (verify the first certificate|get local issuer certificate)/,
+      },
+      {
+        n: 2,
+        cert: certs.expired,
+        check: 'expired',
+        says: /certificate has expired/,
+        publisherSays: /certificate has expired/,
+      },
+      {
+        n: 3,
         cert: certs.otherHost,
         check: 'host-name',
         says: /for another host name than localhost \(it names DNS:broker\.elsewhere\.example\)/,
+        publisherSays: /Hostname\/IP does not match certificate's altnames/,
       },
     ] as const;
+    await brokerWith(listener(certs.good));
+    const s = await tlsStore(t, 'tls-refused');
+    // Connected once: its persistent session will hold what is published for it meanwhile.
+    await s.startOnline();
+    const log = new JsonLog(() => s.output);
     for (const c of cases) {
-      const from = store.output.length;
+      const failures = log.select((r) => r.tlsCheck === c.check);
       const logFrom = broker.log.length;
       await brokerWith(listener(c.cert));
       // Held by the broker for the agent's persistent session: it would print on connecting.
-      await store.publish(c.n, {}, signedFor());
-      const first = await refusedTwice(from, logFrom, c.check);
+      await s.publish(c.n);
+      const first = await refusedTwice(s, failures, logFrom, c.check);
       assert.equal(first.level, 50, 'logged as an error');
       assert.match(String(first.msg), /^broker TLS check failed \(/);
       assert.match(String(first.msg), c.says);
       assert.match(String(first.msg), /not connected, will retry$/);
       assert.match(String(first.fix), /mqtt\.(url|tls\.caFile)|certificate/);
-      // The service's publisher refuses this broker too: nothing can be published through it.
-      assert.equal(publisher!.connected, false, `${c.check}: the publisher did not connect`);
-      await assert.rejects(publisher!.publish(store.storeId, 'x'), /broker not connected/);
-      assert.deepEqual(store.eventsOf(c.n), [], `${c.check}: no job event, nothing received`);
-      assert.deepEqual(store.printedOrders(), [store.orderNo(1)], `${c.check}: nothing printed`);
+
+      // The service's publisher refuses this broker too: it tries, TLS says no, nothing goes out.
+      const service = servicePublisher(t, `order-service-${c.check}`, { caFile: ca.certFile });
+      await waitFor(
+        `the publisher refused the broker (${c.check})`,
+        () => service.errors().some((r) => c.publisherSays.test(String(r.err))),
+        20_000,
+      );
+      assert.equal(service.publisher.connected, false, `${c.check}: the publisher connected`);
+      await assert.rejects(service.publisher.publish(s.storeId, 'x'), /broker not connected/);
+      await service.close();
+
+      assert.deepEqual(s.eventsOf(c.n), [], `${c.check}: no job event, nothing received`);
+      assert.deepEqual(s.printedOrders(), [], `${c.check}: nothing printed`);
     }
     assert.equal(
-      agentLog(0).filter((r) => r.msg === 'connected to the broker').length,
+      log.records().filter((r) => r.msg === 'connected to the broker').length,
       1,
       'the agent connected only to the verified broker',
     );
 
     await brokerWith(listener(certs.good));
-    for (const n of [2, 3, 4]) await store.waitForState(n, 'printed', 30_000);
+    for (const n of [1, 2, 3]) await s.waitForState(n, 'printed', 30_000);
     assert.deepEqual(
-      [...store.printedOrders()].sort(),
-      [1, 2, 3, 4].map((n) => store.orderNo(n)).sort(),
+      [...s.printedOrders()].sort(),
+      [1, 2, 3].map((n) => s.orderNo(n)).sort(),
       'the genuine instructions, and nothing else',
     );
-    store.assertInvariants();
-    for (const prints of store.printsByOrder().values()) assert.equal(prints.length, 1);
+    s.assertInvariants();
+    for (const prints of s.printsByOrder().values()) assert.equal(prints.length, 1);
   });
 
-  it('a broker requiring client certificates refuses none and a foreign one, accepts certFile/keyFile', async () => {
-    let from = store.output.length;
+  it('a broker requiring client certificates refuses none and a foreign one, accepts certFile/keyFile', async (t) => {
+    await brokerWith(listener(certs.good));
+    const s = await tlsStore(t, 'tls-client');
+    await s.startOnline();
+    const log = new JsonLog(() => s.output);
     let logFrom = broker.log.length;
     await brokerWith(listener(certs.good, true));
-    const required = await refusedTwice(from, logFrom, 'client-certificate-required');
+    const required = await refusedTwice(
+      s,
+      log.select((r) => r.tlsCheck === 'client-certificate-required'),
+      logFrom,
+      'client-certificate-required',
+    );
     assert.match(String(required.msg), /requires a client certificate and none is configured/);
     assert.match(String(required.fix), /mqtt\.tls\.certFile and mqtt\.tls\.keyFile/);
-    await store.publish(5, {}, signedFor());
+    await s.publish(1);
 
-    await store.stopAgent();
-    editConfig((config) => {
+    await s.stopAgent();
+    editConfig(s, (config) => {
       (config.mqtt as Json).tls = { caFile: ca.certFile, ...foreignClient };
     });
-    from = store.output.length;
     logFrom = broker.log.length;
-    store.startAgent();
-    const refused = await refusedTwice(from, logFrom, 'client-certificate-refused');
+    const refusedRecords = log.select((r) => r.tlsCheck === 'client-certificate-refused');
+    s.startAgent();
+    const refused = await refusedTwice(s, refusedRecords, logFrom, 'client-certificate-refused');
     assert.match(String(refused.msg), /refused our client certificate \(unknown ca\)/);
-    assert.deepEqual(store.eventsOf(5), []);
+    assert.deepEqual(s.eventsOf(1), []);
 
-    await store.stopAgent();
-    editConfig((config) => {
+    await s.stopAgent();
+    editConfig(s, (config) => {
       (config.mqtt as Json).tls = { caFile: ca.certFile, ...client };
     });
-    await store.startOnline();
-    await store.waitForState(5, 'printed', 30_000);
-    await store.publish(6, {}, signedFor());
-    await store.waitForState(6, 'printed');
-    store.assertInvariants();
+    await s.startOnline();
+    await s.waitForState(1, 'printed', 30_000);
+    await s.publish(2);
+    await s.waitForState(2, 'printed');
+    s.assertInvariants();
   });
 
   describe('doctor names the failed check and its fix', () => {
+    /** A store of its own whose agent never runs: only `doctor` connects, as `<clientId>-doctor`. */
+    let store: FaultStore;
+
     /** The broker line of `doctor` for the agent's config with these TLS settings. */
     async function brokerCheck(tls: Json, url = broker.tlsUrl): Promise<CheckLine> {
-      editConfig((config) => {
+      editConfig(store, (config) => {
         (config.mqtt as Json).tls = tls;
         (config.mqtt as Json).url = url;
         // Only the broker line matters here: a printer that answers at once.
@@ -342,8 +410,7 @@ describe('broker TLS against a Mosquitto TLS listener', { skip, timeout: 240_000
     });
 
     before(async () => {
-      // doctor connects as `<clientId>-doctor`; the agent is stopped so only doctor connects.
-      await store.stopAgent();
+      store = await tlsStore(null, 'tls-doctor');
       await new Promise<void>((resolve) => plain.listen(0, '127.0.0.1', resolve));
     });
 

@@ -31,7 +31,7 @@ import { createServer as createHttpsServer, request as httpsRequest } from 'node
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it, type TestContext } from 'node:test';
 import { MqttPublisher } from '../../src/mqtt/publisher.js';
 import {
   buildApp,
@@ -53,6 +53,7 @@ import { nonLoopbackAddress } from '../catchup/harness.js';
 import { LOCAL_NAMES, TlsFront } from '../catchup/tls-front.js';
 import { type FaultStore, faultSuite, type Json, servicePair } from '../faults/harness.js';
 import { runCli } from '../helpers/cli.js';
+import { JsonLog, type LogRecord } from '../helpers/json-log.js';
 import { skipWithoutMosquitto } from '../helpers/mosquitto.js';
 import { type IssuedCertificate, skipWithoutOpenssl, TestCa } from '../helpers/test-ca.js';
 import { waitFor } from '../helpers/waiting.js';
@@ -79,6 +80,8 @@ interface Seen {
   mode: Mode;
   /** The query's param as the agent sent it (readable: this leg is plain http). */
   param: Json | null;
+  /** Order numbers the genuine answer listed (what the agent's cursor can have come from). */
+  listed: string[];
   /** Body bytes the proxy sent, and whether the agent hung up before the end. */
   written: number;
   clientClosed: boolean;
@@ -152,7 +155,7 @@ class Mitm {
       // not a query (a probe): relayed as it is
     }
     const mode = (param ? this.script.shift() : undefined) ?? 'pass';
-    const seen: Seen = { mode, param, written: 0, clientClosed: false, done: false };
+    const seen: Seen = { mode, param, listed: [], written: 0, clientClosed: false, done: false };
     this.seen.push(seen);
     res.on('close', () => {
       if (!res.writableFinished) seen.clientClosed = true;
@@ -162,7 +165,7 @@ class Mitm {
 
     const answer = await relay(upstream, upstreamCa, req, body);
     const genuine = answer.body.toString();
-    this.learn(genuine);
+    seen.listed = this.learn(genuine);
     let out = genuine;
     let signature = answer.signature;
     if (mode !== 'pass') {
@@ -179,12 +182,14 @@ class Mitm {
     res.end(out);
   }
 
-  private learn(body: string): void {
+  /** Keeps the last record of a genuine answer as the template; returns the order numbers. */
+  private learn(body: string): string[] {
     try {
       const list = (JSON.parse(body) as { data?: { list?: Json[] } }).data?.list;
       if (list && list.length > 0) this.template = list.at(-1)!;
+      return (list ?? []).map((r) => String(r.orderInnerNo));
     } catch {
-      // an error answer
+      return []; // an error answer
     }
   }
 
@@ -297,13 +302,11 @@ describe('catch-up against a man in the middle (issue 13, item 1)', {
   let publisher: MqttPublisher;
   let holding: HoldingPublisher;
   const proxies: Mitm[] = [];
-  /** The store attacked over loopback http, and its proxy (shared by the first two tests). */
-  let lab: FaultStore;
-  let labProxy: Mitm;
 
   /** The stores of this file: name, and the restaurant the service lists its orders under. */
   const STORES = [
     ['mitm-lab', 'R100'],
+    ['mitm-pad', 'R100'],
     ['mitm-tls', 'R100'],
     ['mitm-impostor', 'R100'],
     ['mitm-lan', 'R100'],
@@ -364,9 +367,24 @@ describe('catch-up against a man in the middle (issue 13, item 1)', {
     return proxy;
   }
 
-  /** A store whose agent reads catch-up from `catchUp` (10 s rounds, the store's key). */
-  function store(name: string, catchUp: Json): Promise<FaultStore> {
-    return suite.stores.create({
+  /**
+   * Each store's agent log, parsed once as it arrives, with live selections: the waits below poll
+   * them every few milliseconds for up to two minutes.
+   */
+  const logs = new Map<
+    FaultStore,
+    { all: JsonLog; failed: () => readonly LogRecord[]; rounds: () => readonly LogRecord[] }
+  >();
+  const logOf = (s: FaultStore) => logs.get(s)!;
+
+  /**
+   * A store whose agent reads catch-up from `catchUp`, the store's key, queries as often as the
+   * agent's schema allows (order-api §8: every 10 s at most, so each query below is ~10 s after
+   * the one before: what most of this file's time goes to). Its agent is stopped when the test
+   * `t` ends: the agents of earlier tests would only take CPU from the later ones.
+   */
+  async function store(t: TestContext, name: string, catchUp: Json): Promise<FaultStore> {
+    const s = await suite.stores.create({
       name,
       broker: suite.broker,
       configure: (c) => {
@@ -374,6 +392,14 @@ describe('catch-up against a man in the middle (issue 13, item 1)', {
         (c.keys as Json).storePrivateKeyFile = join(dir, 'store-private.pem');
       },
     });
+    const all = new JsonLog(() => s.output);
+    logs.set(s, {
+      all,
+      failed: all.select((r) => r.msg === 'catch-up round failed; the next round tries again'),
+      rounds: all.select((r) => String(r.msg).startsWith('catch-up round')),
+    });
+    t.after(() => s.stopAgent());
+    return s;
   }
 
   /**
@@ -404,35 +430,30 @@ describe('catch-up against a man in the middle (issue 13, item 1)', {
     return body.data.orderNo;
   }
 
-  /** The agent's JSON log records. */
-  const log = (s: FaultStore): Json[] =>
-    s.output
-      .split('\n')
-      .filter((l) => l.startsWith('{'))
-      .map((l) => JSON.parse(l) as Json);
-  const failedRounds = (s: FaultStore) =>
-    log(s).filter((r) => r.msg === 'catch-up round failed; the next round tries again');
+  /** The agent's JSON log records; its failed rounds; its round summaries (failed ones too). */
+  const log = (s: FaultStore) => logOf(s).all.records();
+  const failedRounds = (s: FaultStore) => logOf(s).failed();
+  const rounds = (s: FaultStore) => logOf(s).rounds();
   const eventsOf = (s: FaultStore, orderNo: string): JobEvent[] =>
     s.events.filter((e) => e.orderNo === orderNo);
   const paper = (s: FaultStore) => s.ticketTexts().join('\n');
 
-  it('a forged record for the next order number never prints; the genuine instruction then does', async () => {
+  it('a forged record for the next order number never prints; the genuine instruction then does', async (t) => {
     const proxy = await mitm({});
-    const s = await store('mitm-lab', { baseUrl: proxy.url });
-    lab = s;
-    labProxy = proxy;
-    await s.startOnline();
-    // An order of the day: printed over MQTT, then seen by catch-up, which sets its cursor on it.
+    const s = await store(t, 'mitm-lab', { baseUrl: proxy.url });
+    // An order of the day, before the agent runs: its first round (a genuine answer) prints it
+    // and sets the cursor on it. Waiting for a later round to pick it up would cost 10 s or 20 s.
     const first = await create('mitm-lab', 'Genuine first dish');
+    await s.startOnline();
     await waitFor(
       `${first} printed`,
       () => eventsOf(s, first).some((e) => e.state === 'printed'),
-      30_000,
+      60_000,
     );
     await waitFor(
-      'catch-up to use the first order as its cursor',
-      () => proxy.seen.some((x) => x.param?.orderInnerNo === first),
-      60_000,
+      'the genuine answer listing it',
+      () => proxy.seen.some((x) => x.done && x.listed.includes(first)),
+      30_000,
     );
     assert.ok(s.printedOrders().includes(first), `${first} printed\n${s.tail()}`);
 
@@ -452,6 +473,7 @@ describe('catch-up against a man in the middle (issue 13, item 1)', {
       proxy.seen.slice(from, from + 3).map((x) => x.mode),
       ['forge-unsigned', 'forge-genuine-signature', 'forge-attacker-signed'],
     );
+    assert.equal(proxy.seen[from]!.param?.orderInnerNo, first, 'the cursor was on the first order');
     // Nothing of the forged record was stored, printed or reported.
     assert.deepEqual(eventsOf(s, next), [], `events of the forged ${next}`);
     assert.ok(!paper(s).includes(FORGED_DISH), 'the forged receipt printed');
@@ -483,11 +505,14 @@ describe('catch-up against a man in the middle (issue 13, item 1)', {
     assert.equal(s.printsByOrder().get(next)?.length, 1);
   });
 
-  it('a 300 MiB answer is refused at 4 MiB: connection dropped, agent memory bounded', async () => {
-    const proxy = labProxy;
-    const pid = lab.agent!.pid;
+  it('a 300 MiB answer is refused at 4 MiB: connection dropped, agent memory bounded', async (t) => {
+    const proxy = await mitm({});
+    const s = await store(t, 'mitm-pad', { baseUrl: proxy.url });
+    const { pid } = await s.startOnline();
+    // The agent's peak so far, its start and a round read whole included.
+    await waitFor('a genuine answer read', () => proxy.answered('pass').length > 0, 60_000);
     const peakBefore = peakRssMb(pid);
-    const failedFrom = failedRounds(lab).length;
+    const failedFrom = failedRounds(s).length;
     const from = proxy.seen.length;
     proxy.script.push('pad');
     await waitFor(
@@ -496,10 +521,9 @@ describe('catch-up against a man in the middle (issue 13, item 1)', {
       120_000,
     );
     const pad = proxy.seen.slice(from).find((x) => x.mode === 'pad')!;
-    // Time for a reader of the whole body to reach its peak (the issue measured 1.1 GB).
-    await waitFor('the round to end', () => failedRounds(lab).length > failedFrom, 30_000).catch(
-      () => undefined,
-    );
+    // The round ends with the refusal: by then a reader of the whole body would have reached its
+    // peak (the issue measured 1.1 GB).
+    await waitFor('the padded round refused', () => failedRounds(s).length > failedFrom, 30_000);
     const peakAfter = peakRssMb(pid);
     assert.ok(
       peakAfter < peakBefore + 64,
@@ -507,10 +531,10 @@ describe('catch-up against a man in the middle (issue 13, item 1)', {
     );
     assert.ok(pad.clientClosed, 'the agent hung up');
     assert.ok(pad.written < 32 * MiB, `${pad.written / MiB} MiB sent before the agent hung up`);
-    const refused = failedRounds(lab)[failedFrom];
+    const refused = failedRounds(s)[failedFrom];
     assert.equal(refused?.code, 'QUERY_REJECTED');
     assert.match(String(refused.err), /larger than 4194304 bytes: refused, connection closed/);
-    assert.ok(lab.agent!.alive, 'the agent is still running');
+    assert.ok(s.agent!.alive, 'the agent is still running');
     // And the next round reads the genuine service again.
     await waitFor(
       'a genuine answer after it',
@@ -519,7 +543,7 @@ describe('catch-up against a man in the middle (issue 13, item 1)', {
     );
   });
 
-  it("https: the service's pinned CA prints its orders; another CA's certificate is refused before the query is sent", async () => {
+  it("https: the service's pinned CA prints its orders; another CA's certificate is refused before the query is sent", async (t) => {
     for (const name of ['mitm-tls', 'mitm-impostor'])
       holding.held.add(deriveStoreId(appId(name), storeKeyOf(name)));
     const otherCa = TestCa.create('impostor');
@@ -527,8 +551,8 @@ describe('catch-up against a man in the middle (issue 13, item 1)', {
       cert: otherCa.issue({ name: 'impostor', ...LOCAL_NAMES }),
       urlHost: 'localhost',
     });
-    const tls = await store('mitm-tls', { baseUrl: serviceUrl, caFile: ca.certFile });
-    const imp = await store('mitm-impostor', { baseUrl: impostor.url, caFile: ca.certFile });
+    const tls = await store(t, 'mitm-tls', { baseUrl: serviceUrl, caFile: ca.certFile });
+    const imp = await store(t, 'mitm-impostor', { baseUrl: impostor.url, caFile: ca.certFile });
     // Orders whose instructions the service holds back: only catch-up can bring them.
     const tlsOrder = await create('mitm-tls', 'Dish over https');
     const impOrder = await create('mitm-impostor', 'Dish behind an impostor');
@@ -546,7 +570,7 @@ describe('catch-up against a man in the middle (issue 13, item 1)', {
     await waitFor('two refused rounds', () => failedRounds(imp).length >= 2, 60_000);
     for (const round of failedRounds(imp)) {
       assert.equal(round.code, 'QUERY_FAILED');
-      assert.match(String(round.err), /TLS refused the service's certificate .*catchUp\.caFile/);
+      assert.match(String(round.err), /TLS check failed \(unknown-ca\): .*catchUp\.caFile/);
     }
     assert.equal(impostor.seen.length, 0, 'no query (and no storeKey) ever reached the impostor');
     assert.ok(impostor.tlsRefused >= 2, `${impostor.tlsRefused} refused handshakes`);
@@ -554,12 +578,12 @@ describe('catch-up against a man in the middle (issue 13, item 1)', {
     assert.deepEqual(imp.printedOrders(), []);
   });
 
-  it('a record for another restaurant is rejected, reported and never printed', async () => {
+  it('a record for another restaurant is rejected, reported and never printed', async (t) => {
     holding.held.add(deriveStoreId(appId('mitm-foreign'), storeKeyOf('mitm-foreign')));
     // The service lists this store's orders under R999 / B-9; the agent knows it is R100 / B-1.
     // Straight to the service on loopback (signed answers): only the restaurant rule is at stake.
     const port = (app.server.address() as AddressInfo).port;
-    const s = await store('mitm-foreign', {
+    const s = await store(t, 'mitm-foreign', {
       baseUrl: `http://127.0.0.1:${port}`,
       restaurantNo: 'R100',
       branchIdentifier: 'B-1',
@@ -581,8 +605,7 @@ describe('catch-up against a man in the middle (issue 13, item 1)', {
       ),
     );
     // Another whole round later, it is still neither queued nor printed (nor reported again).
-    const summaries = () => log(s).filter((r) => String(r.msg).startsWith('catch-up round')).length;
-    await waitFor('the round after the one that reported it', () => summaries() >= 2, 60_000);
+    await waitFor('the round after the one that reported it', () => rounds(s).length >= 2, 60_000);
     assert.deepEqual(
       eventsOf(s, orderNo).map((e) => e.state),
       ['rejected'],
@@ -590,8 +613,10 @@ describe('catch-up against a man in the middle (issue 13, item 1)', {
     assert.ok(!paper(s).includes('Dish of another restaurant'));
   });
 
-  it('http to a host other than loopback: refused by `config check` and `run`, saying why', () => {
-    const config = JSON.parse(readFileSync(lab.configPath, 'utf8')) as Json;
+  it('http to a host other than loopback: refused by `config check` and `run`, saying why', async (t) => {
+    // A valid config (loopback http) whose agent never runs, then the address changed.
+    const s = await store(t, 'mitm-insecure', { baseUrl: 'http://127.0.0.1:9' });
+    const config = JSON.parse(readFileSync(s.configPath, 'utf8')) as Json;
     config.catchUp = { ...(config.catchUp as Json), baseUrl: 'http://192.0.2.10:8080' };
     config.stateDir = join(dir, 'refused-state');
     const path = join(dir, 'insecure.json');
@@ -612,10 +637,10 @@ describe('catch-up against a man in the middle (issue 13, item 1)', {
 
   it('the lab switch: http to a LAN address works, answers still verified, a warning every round', {
     skip: lan === null ? 'no non-loopback IPv4 address on this machine' : false,
-  }, async () => {
+  }, async (t) => {
     holding.held.add(deriveStoreId(appId('mitm-lan'), storeKeyOf('mitm-lan')));
     const proxy = await mitm({ host: lan!, urlHost: lan! });
-    const s = await store('mitm-lan', { baseUrl: proxy.url, allowInsecureHttp: true });
+    const s = await store(t, 'mitm-lan', { baseUrl: proxy.url, allowInsecureHttp: true });
     const check = runCli(['config', 'check', '--config', s.configPath]);
     assert.equal(check.status, 0, check.stderr);
     assert.match(
@@ -641,7 +666,7 @@ describe('catch-up against a man in the middle (issue 13, item 1)', {
     assert.match(String(failedRounds(s)[from]!.err), /carries no X-Signature/);
     assert.ok(!paper(s).includes(FORGED_DISH));
     // One warning per round, each at its start: as many as rounds begun, at least.
-    const summaries = log(s).filter((r) => String(r.msg).startsWith('catch-up round'));
+    const summaries = rounds(s);
     const warnings = log(s).filter(
       (r) => r.level === 40 && String(r.msg).includes('allowInsecureHttp is true'),
     );

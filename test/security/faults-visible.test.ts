@@ -52,7 +52,7 @@ describe('store faults are visible, never fatal (child process)', {
         .slice(fromStatus)
         .filter((x) => x.online === true && (x.fault as Json | undefined)?.code === 'STORE_FAILED');
     await waitFor('a status saying STORE_FAILED', () => faulted().length > 0, 30_000);
-    assert.match(String((faulted()[0]!.fault as Json).message), /reading the queue/);
+    assert.match(String((faulted()[0]!.fault as Json).message), /disk I\/O error \(injected/);
     assert.match(since(), /cannot read the queue figures/);
 
     // An instruction now: the broker takes it, the agent cannot store it.

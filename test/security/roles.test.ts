@@ -67,6 +67,19 @@ describe('printer roles (child process)', { skip: skipWithoutMosquitto() }, () =
     await s.waitForState(1, 'printed');
     assert.ok(!s.states(1).includes('duplicate'));
 
+    // Another kitchen ticket: storing it runs the sweep of unserved roles again, with job 1
+    // parked already. Its event comes after any the same sweep wrote for job 1 (the outbox is
+    // published in order), so job 1 has been looked at again, and it is not reported again.
+    // (The agent also sweeps every 10 s, a spooler default the config does not expose: the same
+    // sweep, which this one exercises without a 10 s wait.)
+    await s.publish(4, {}, { jobId: 'P-roles-4-kitchen', printer: 'kitchen' });
+    await s.waitForState('P-roles-4-kitchen', 'waiting');
+    assert.equal(
+      s.states('P-roles-1-kitchen').filter((x) => x === 'waiting').length,
+      1,
+      'one event per job, not one per sweep',
+    );
+
     // The status counts the kitchen job, and the printer's queue follows its roles.
     s.emulator.setFault('paper-out', true);
     await waitFor('paper out', () => s.printerState() === 'paper-out', 15_000);
@@ -76,7 +89,7 @@ describe('printer roles (child process)', { skip: skipWithoutMosquitto() }, () =
     const status = await freshStatus(s, 1);
     assert.deepEqual(
       status.unrouted?.map((u) => [u.role, u.pending]),
-      [['kitchen', 1]],
+      [['kitchen', 2]],
     );
     assert.deepEqual(
       status.printers?.map((p) => [p.id, p.queue.pending]),
@@ -85,11 +98,6 @@ describe('printer roles (child process)', { skip: skipWithoutMosquitto() }, () =
     );
     s.emulator.setFault('paper-out', false);
     await s.waitForState(3, 'printed');
-    assert.equal(
-      s.states('P-roles-1-kitchen').filter((x) => x === 'waiting').length,
-      1,
-      'one event, not one per sweep',
-    );
 
     // The owner adds the kitchen role to the printer and restarts the agent: it prints.
     await s.stopAgent('SIGTERM');
@@ -98,11 +106,14 @@ describe('printer roles (child process)', { skip: skipWithoutMosquitto() }, () =
     writeFileSync(s.configPath, JSON.stringify(config), { mode: 0o600 });
     await s.startOnline();
     await s.waitForState('P-roles-1-kitchen', 'printed');
+    await s.waitForState('P-roles-4-kitchen', 'printed');
+    for (const kitchen of ['P-roles-1-kitchen', 'P-roles-4-kitchen'])
+      assert.equal(s.states(kitchen).filter((x) => x === 'waiting').length, 1, kitchen);
     const after = await freshStatus(s, 2);
     assert.equal(after.unrouted, undefined, 'nothing unrouted any more');
     // Order 1 printed twice, once per role, neither a duplicate of the other.
     assert.equal(s.printsByOrder().get(s.orderNo(1))?.length, 2);
     s.copies.set(s.orderNo(1), 2); // one per role: the invariant's "copies asked for"
-    s.assertInvariants({ expected: [1, 2, 3].map((n) => s.orderNo(n)) });
+    s.assertInvariants({ expected: [1, 2, 3, 4].map((n) => s.orderNo(n)) });
   });
 });

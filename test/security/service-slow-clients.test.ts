@@ -3,8 +3,11 @@
  * all still open after 95 s). Over real sockets against the service's HTTP server, configured with
  * short timeouts so the test is quick: trickled headers and bodies are cut at the header and
  * request timeouts, silent and idle keep-alive connections are closed, and connections over the
- * cap are closed at once while a normal client is still answered. Every wait is for the socket's
- * `close` event, with a deadline; the slow clients keep sending until they are cut off.
+ * cap are closed at once while a normal client is still answered. One client address cannot take
+ * every slot: its connections over `maxConnectionsPerClient` are closed at once while a client
+ * from another address (127.0.0.2, bound as the socket's local address) is answered. Every wait is
+ * for the socket's `close` event, with a deadline; the slow clients keep sending until they are
+ * cut off.
  */
 import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
@@ -22,6 +25,8 @@ const LIMITS = {
   keepAliveTimeoutMs: 500,
   idleTimeoutMs: 20_000,
   maxConnections: 10,
+  // Out of the way (every client here is 127.0.0.1) except in the test of the per-client cap.
+  maxConnectionsPerClient: 100,
 };
 
 type Service = ReturnType<typeof makeService>;
@@ -48,8 +53,9 @@ interface RawClient {
   trickle(byte: string, everyMs: number): void;
 }
 
-async function rawClient(port: number): Promise<RawClient> {
-  const socket = connect({ port, host: '127.0.0.1' });
+/** A raw TCP client of the service, from `localAddress` (any 127.x.y.z address is loopback). */
+async function rawClient(port: number, localAddress = '127.0.0.1'): Promise<RawClient> {
+  const socket = connect({ port, host: '127.0.0.1', localAddress });
   sockets.push(socket);
   const received: Buffer[] = [];
   socket.on('data', (d: Buffer) => received.push(d));
@@ -182,5 +188,62 @@ describe('service: slow and abusive clients (issue 13 item 8)', () => {
     const answered = clients.filter((c) => c.received.length > 0);
     assert.equal(answered.length, LIMITS.maxConnections, 'the ones let in were cut by the timeout');
     for (const c of answered) assertTimedOut(c);
+  });
+
+  it('closes one client’s connections over its own cap at once, and answers other clients', async () => {
+    // Timeouts far beyond the test: only the caps can close anything here.
+    const svc = await service({
+      headersTimeoutMs: 60_000,
+      requestTimeoutMs: 60_000,
+      idleTimeoutMs: 60_000,
+      maxConnectionsPerClient: 4,
+    });
+    const flood = await Promise.all(Array.from({ length: 12 }, () => rawClient(svc.port)));
+    try {
+      for (const c of flood) {
+        if (c.socket.writable) c.socket.write(`${REQUEST_START}X-Padding: `);
+        c.trickle('a', 400);
+      }
+      // Before the fix node let in 10 of them (the global cap) and dropped 2.
+      await eventually(
+        'eight of one client’s connections dropped',
+        async () => {
+          const gone = flood.filter((c) => c.socket.destroyed && c.received.length === 0);
+          if (gone.length < 8) throw new Error(`${gone.length} dropped so far`);
+        },
+        DEADLINE / 2, // before the sockets' own close deadline, so a failure says what is wrong
+      );
+      const kept = flood.filter((c) => !c.socket.destroyed);
+      assert.equal(kept.length, 4, 'the client keeps its four');
+      // Another address is answered while the first still holds all it may.
+      const other = await rawClient(svc.port, '127.0.0.2');
+      other.socket.write('GET /nope HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n');
+      await other.closed;
+      const answer = parseAnswer(other.received);
+      assert.equal(answer.status, 404);
+      assert.equal(answer.body.code, 40400);
+      assert.ok(signedByService(answer));
+      assert.equal(kept.filter((c) => c.socket.destroyed).length, 0, 'still held meanwhile');
+      // Once its connections close, the first client is let in again: its count went down.
+      for (const c of kept) c.socket.destroy();
+      await eventually(
+        'the service to see them closed',
+        async () => {
+          const open = await new Promise<number>((resolve, reject) =>
+            svc.app.server.getConnections((error, n) => (error ? reject(error) : resolve(n))),
+          );
+          if (open > 0) throw new Error(`${open} still open`);
+        },
+        DEADLINE,
+      );
+      const again = await Promise.all(Array.from({ length: 4 }, () => rawClient(svc.port)));
+      for (const c of again)
+        c.socket.write('GET /nope HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n');
+      await Promise.all(again.map((c) => c.closed));
+      for (const c of again) assert.equal(parseAnswer(c.received).body.code, 40400);
+    } finally {
+      for (const c of flood) c.socket.destroy();
+      await Promise.all(flood.map((c) => c.closed));
+    }
   });
 });

@@ -7,12 +7,13 @@
  * service answers with an error envelope, signed like every answer. So it neither spends the
  * store's query spacing nor shows the storeKey to a service that may be the wrong one.
  */
+
+import { QUERY_PATH } from '../catchup/query-client.js';
+import { ServiceLink } from '../catchup/service-link.js';
+import { catchUpTransportKind, insecureHttpWarning, loadCaFile } from '../catchup/transport.js';
 import type { ConfigFile } from '../config/schema.js';
 import { isAgentError } from '../errors.js';
 import { loadKeyFile, type RsaKey } from '../protocol/signing.js';
-import { QUERY_PATH } from './query-client.js';
-import { ServiceLink } from './service-link.js';
-import { catchUpTransportKind, insecureHttpWarning, loadCaFile } from './transport.js';
 
 /** One line of the checklist (the shape of doctor's CheckLine). */
 export interface CatchUpCheck {
@@ -158,14 +159,16 @@ export async function catchUpChecks(file: ConfigFile): Promise<CatchUpCheck[]> {
         fix: "check that keys.servicePublicKeyFile is this order service's public key and keys.scheme its scheme; otherwise something on the path rewrites its answers",
       });
   } catch (error) {
-    const tls = isAgentError(error) && typeof error.details.tls === 'string';
+    // A failed TLS check names its own fix (src/host/tls-failure.ts), like the broker's.
+    const tlsFix = isAgentError(error) ? error.details.fix : undefined;
     out.push({
       status: 'FAIL',
       name: NAME,
       detail: message(error),
-      fix: tls
-        ? "check catchUp.caFile (the CA that signed the order service's certificate) and that the host name in catchUp.baseUrl is on that certificate"
-        : 'check catchUp.baseUrl and that the order service runs and can be reached from here',
+      fix:
+        typeof tlsFix === 'string'
+          ? tlsFix
+          : 'check catchUp.baseUrl and that the order service runs and can be reached from here',
     });
   }
   return out;
