@@ -10,6 +10,7 @@ import type { Clock } from './catchup/clock.js';
 import { CatchUpPoller } from './catchup/poller.js';
 import { QueryClient } from './catchup/query-client.js';
 import { loadCaFile } from './catchup/transport.js';
+import { errorMessage } from './errors.js';
 import { type ClockSource, ClockSync } from './host/clock-sync.js';
 import { Health } from './jobs/health.js';
 import { DEFAULT_RETENTION, Retention } from './jobs/retention.js';
@@ -23,7 +24,7 @@ import { PrinterMonitor } from './printer/monitor.js';
 import { openPrinter } from './printer/open-printer.js';
 import type { ConfirmMode, Printer } from './printer/printer.js';
 import { mqttMaxPacketBytes } from './protocol/limits.js';
-import { topics } from './protocol/print-protocol.js';
+import { lastWill, topics } from './protocol/print-protocol.js';
 import { loadKeyFile, type SignatureScheme } from './protocol/signing.js';
 import type { ReceiptOptions } from './receipt/options.js';
 import { getProfile } from './receipt/profile.js';
@@ -107,14 +108,19 @@ interface PrinterRoom {
   monitor: PrinterMonitor;
 }
 
+/** The MQTT room: the connection, the inbox behind it and the reporter in front of it. */
+interface MqttRoom {
+  connection: MqttConnection;
+  reporter: Reporter;
+}
+
 export class Agent {
   private constructor(
     private readonly log: Logger,
     readonly store: JobStore,
     private readonly printers: PrinterRoom[],
     private readonly spooler: Spooler,
-    private readonly connection: MqttConnection,
-    private readonly reporter: Reporter,
+    private readonly mqtt: MqttRoom,
     private readonly retention: Retention,
     /** The catch-up poller, when catch-up is on. */
     readonly catchUp: CatchUpPoller | null,
@@ -122,44 +128,16 @@ export class Agent {
     readonly health: Health,
   ) {}
 
+  /**
+   * Builds the rooms in dependency order (store, printers, spooler and health, clock, catch-up,
+   * MQTT), then starts them in the same order: the broker connection last, once every room
+   * behind the inbox can take what it delivers.
+   */
   static async start(settings: AgentSettings, log: Logger): Promise<Agent> {
     const store = JobStore.open({ stateDir: settings.stateDir, create: true });
     log.child({ room: 'jobs' }).info({ path: store.path }, 'job store open');
-
-    const printers: PrinterRoom[] = settings.printers.map((p) => {
-      const profile = getProfile(p.profile);
-      const printer = openPrinter(
-        p.url,
-        { realtimeStatus: profile.realtimeStatus, confirm: p.confirm ?? profile.confirm },
-        p.confirmTimeoutMs ? { confirmTimeoutMs: p.confirmTimeoutMs } : {},
-      );
-      const monitor = new PrinterMonitor(printer, { intervalMs: p.statusIntervalMs });
-      const plog = log.child({ room: 'printer', printer: p.id });
-      monitor.on('change', (condition) =>
-        plog.info({ state: condition.state, causes: condition.causes }, 'printer state'),
-      );
-      monitor.on('error', (error) => plog.warn({ err: error.message }, 'status poll failed'));
-      return { id: p.id, printer, monitor };
-    });
-
-    const spooler = new Spooler({
-      store,
-      // One loop per role; a printer serving two roles still takes one job at a time (its link
-      // is exclusive). Jobs for a role nobody serves wait, reported (NO_PRINTER_FOR_ROLE).
-      printers: settings.printers.flatMap((p, i) =>
-        p.roles.map((role) => ({
-          id: role,
-          printer: printers[i]!.printer,
-          profile: p.profile,
-          monitor: printers[i]!.monitor,
-        })),
-      ),
-      receiptOptions: settings.receipt,
-      lateAfterMs: settings.lateAfterMinutes === null ? null : settings.lateAfterMinutes * 60_000,
-      interruptedPolicy: settings.interruptedPolicy,
-      renderTestPage: (profile) => renderTestPage(profile, settings.receipt, VERSION),
-    });
-
+    const printers = openPrinters(settings, log);
+    const spooler = buildSpooler(settings, store, printers);
     const health = new Health(
       {
         store,
@@ -175,100 +153,33 @@ export class Agent {
       log.child({ room: 'jobs' }),
     );
     health.watch(spooler);
-
-    // print-protocol v1.1 §4: whether the clock can be trusted for createTime ages (the inbox's
-    // freshness rule, catch-up's stale rule), read once now, refreshed in the background after.
     const freshness = settings.freshness ?? {
       maxAgeMs: DEFAULT_FRESHNESS_MAX_AGE_MS,
       clock: 'detect',
     };
-    const clock = new ClockSync({ mode: freshness.clock });
-    const reading = await clock.refresh();
-    log.info(
-      { clock: reading.source, synchronized: reading.synchronized },
-      `clock: ${reading.detail}`,
-    );
-
+    const clock = await readClock(freshness.clock, log);
     const catchUp = settings.catchUp
       ? catchUpPoller(settings, settings.catchUp, store, clock, log.child({ room: 'catchup' }))
       : null;
-
-    const t = topics(settings.mqtt.prefix, settings.storeId);
-    const mlog = log.child({ room: 'mqtt' });
-    const connection = new MqttConnection(
-      {
-        ...settings.mqtt,
-        // MQTT 5: the broker drops what is larger instead of sending it (print-protocol §9).
-        maxPacketBytes: mqttMaxPacketBytes(settings.mqtt.maxMessageBytes),
-        subscriptions: [t.print, t.command],
-        will: {
-          topic: t.status,
-          payload: JSON.stringify({ online: false, storeId: settings.storeId, at: null }),
-        },
-      },
-      mlog,
-    );
-    const reporter = new Reporter(
-      store,
-      connection,
-      {
-        topics: t,
-        storeId: settings.storeId,
-        statusIntervalMs: settings.statusIntervalMs,
-        status: () => health.status(),
-        storeFault: (error) => health.storeFault(error),
-      },
-      mlog,
-    );
-    health.on('change', () => reporter.publishStatusSoon());
-    const inbox = new Inbox(
-      store,
-      {
-        appId: settings.appId,
-        storeKey: settings.storeKey,
-        storeId: settings.storeId,
-        serviceKey: loadKeyFile(settings.keys.servicePublicKeyFile, 'public'),
-        scheme: settings.keys.scheme,
-        maxBytes: settings.mqtt.maxMessageBytes,
-        topics: t,
-        maxAgeMs: freshness.maxAgeMs,
-        ...(freshness.timeZone !== undefined ? { timeZone: freshness.timeZone } : {}),
-        clock,
-      },
-      {
-        statusRequested: () => reporter.publishStatusSoon(true),
-        storeFault: (error) => health.storeFault(error),
-      },
-      mlog,
-    );
-    // Registered before connect(): a resumed session delivers its queue right after CONNACK.
-    connection.on('message', (topic, payload, settle) => {
-      inbox.handle(topic, payload).then(settle, () => settle('hold'));
-    });
-    connection.on('connect', (sessionPresent) => {
-      reporter.connectedSoon();
-      // The broker kept nothing for us (new or expired session, broker restarted without
-      // persistence): what it had queued is lost, the query API fills the gap (guarantee 7).
-      if (!sessionPresent) catchUp?.sessionLost();
-    });
-    connection.on('offline', () => mlog.warn('broker offline; retrying with backoff'));
-
+    const mqtt = mqttRoom(settings, { store, health, clock, freshness, catchUp }, log);
     const retention = new Retention(
       store,
       { ...DEFAULT_RETENTION, keepDays: settings.retentionDays },
       (error) =>
-        log.child({ room: 'jobs' }).warn({ err: (error as Error).message }, 'retention run failed'),
+        log.child({ room: 'jobs' }).warn({ err: errorMessage(error) }, 'retention run failed'),
     );
 
-    for (const p of printers) p.monitor.start();
-    for (const p of printers) p.monitor.on('change', () => reporter.publishStatusSoon());
+    for (const p of printers) {
+      p.monitor.on('change', () => mqtt.reporter.publishStatusSoon());
+      p.monitor.start();
+    }
     const recovered = spooler.start();
     if (recovered.length > 0)
       log.warn({ jobs: recovered.map((j) => j.jobId) }, 'jobs interrupted by a crash re-queued');
-    reporter.start();
+    mqtt.reporter.start();
     retention.start();
     catchUp?.start();
-    connection.connect();
+    mqtt.connection.connect();
     log.info(
       {
         storeId: settings.storeId,
@@ -278,27 +189,17 @@ export class Agent {
       },
       'agent started',
     );
-    return new Agent(
-      log,
-      store,
-      printers,
-      spooler,
-      connection,
-      reporter,
-      retention,
-      catchUp,
-      health,
-    );
+    return new Agent(log, store, printers, spooler, mqtt, retention, catchUp, health);
   }
 
   async stop(): Promise<void> {
     this.log.info('stopping');
     await this.catchUp?.stop();
-    this.reporter.stop();
+    this.mqtt.reporter.stop();
     await this.retention.stop();
     await this.spooler.stop();
-    await this.reporter.offline();
-    await this.connection.end();
+    await this.mqtt.reporter.offline();
+    await this.mqtt.connection.end();
     for (const p of this.printers) {
       p.monitor.stop();
       await p.printer.close();
@@ -306,6 +207,139 @@ export class Agent {
     this.store.close();
     this.log.info('stopped');
   }
+}
+
+/** Each configured printer with the monitor that polls its status. */
+function openPrinters(settings: AgentSettings, log: Logger): PrinterRoom[] {
+  return settings.printers.map((p) => {
+    const profile = getProfile(p.profile);
+    const printer = openPrinter(
+      p.url,
+      { realtimeStatus: profile.realtimeStatus, confirm: p.confirm ?? profile.confirm },
+      p.confirmTimeoutMs ? { confirmTimeoutMs: p.confirmTimeoutMs } : {},
+    );
+    const monitor = new PrinterMonitor(printer, { intervalMs: p.statusIntervalMs });
+    const plog = log.child({ room: 'printer', printer: p.id });
+    monitor.on('change', (condition) =>
+      plog.info({ state: condition.state, causes: condition.causes }, 'printer state'),
+    );
+    monitor.on('error', (error) => plog.warn({ err: error.message }, 'status poll failed'));
+    return { id: p.id, printer, monitor };
+  });
+}
+
+/**
+ * One spooler loop per role; a printer serving two roles still takes one job at a time (its link
+ * is exclusive). Jobs for a role nobody serves wait, reported (NO_PRINTER_FOR_ROLE).
+ */
+function buildSpooler(settings: AgentSettings, store: JobStore, printers: PrinterRoom[]): Spooler {
+  return new Spooler({
+    store,
+    printers: settings.printers.flatMap((p, i) =>
+      p.roles.map((role) => ({
+        id: role,
+        printer: printers[i]!.printer,
+        profile: p.profile,
+        monitor: printers[i]!.monitor,
+      })),
+    ),
+    receiptOptions: settings.receipt,
+    lateAfterMs: settings.lateAfterMinutes === null ? null : settings.lateAfterMinutes * 60_000,
+    interruptedPolicy: settings.interruptedPolicy,
+    renderTestPage: (profile) => renderTestPage(profile, settings.receipt, VERSION),
+  });
+}
+
+/**
+ * print-protocol v1.1 §4: whether the clock can be trusted for createTime ages (the inbox's
+ * freshness rule, catch-up's stale rule), read once now and refreshed in the background after.
+ */
+async function readClock(mode: FreshnessSettings['clock'], log: Logger): Promise<ClockSync> {
+  const clock = new ClockSync({ mode });
+  const reading = await clock.refresh();
+  log.info(
+    { clock: reading.source, synchronized: reading.synchronized },
+    `clock: ${reading.detail}`,
+  );
+  return clock;
+}
+
+/**
+ * The broker connection with the inbox behind it (open, store, then ack) and the reporter in
+ * front (events and status out). Nothing is connected yet: listeners are in place before the
+ * first message can come.
+ */
+function mqttRoom(
+  settings: AgentSettings,
+  rooms: {
+    store: JobStore;
+    health: Health;
+    clock: ClockSource;
+    freshness: FreshnessSettings;
+    catchUp: CatchUpPoller | null;
+  },
+  log: Logger,
+): MqttRoom {
+  const { store, health, clock, freshness, catchUp } = rooms;
+  const t = topics(settings.mqtt.prefix, settings.storeId);
+  const mlog = log.child({ room: 'mqtt' });
+  const connection = new MqttConnection(
+    {
+      ...settings.mqtt,
+      // MQTT 5: the broker drops what is larger instead of sending it (print-protocol §9).
+      maxPacketBytes: mqttMaxPacketBytes(settings.mqtt.maxMessageBytes),
+      subscriptions: [t.print, t.command],
+      will: {
+        topic: t.status,
+        payload: JSON.stringify(lastWill(settings.storeId)),
+      },
+    },
+    mlog,
+  );
+  const reporter = new Reporter(
+    store,
+    connection,
+    {
+      topics: t,
+      storeId: settings.storeId,
+      statusIntervalMs: settings.statusIntervalMs,
+      status: () => health.status(),
+      storeFault: (error) => health.storeFault(error),
+    },
+    mlog,
+  );
+  health.on('change', () => reporter.publishStatusSoon());
+  const inbox = new Inbox(
+    store,
+    {
+      appId: settings.appId,
+      storeKey: settings.storeKey,
+      storeId: settings.storeId,
+      serviceKey: loadKeyFile(settings.keys.servicePublicKeyFile, 'public'),
+      scheme: settings.keys.scheme,
+      maxBytes: settings.mqtt.maxMessageBytes,
+      topics: t,
+      maxAgeMs: freshness.maxAgeMs,
+      ...(freshness.timeZone !== undefined ? { timeZone: freshness.timeZone } : {}),
+      clock,
+    },
+    {
+      statusRequested: () => reporter.publishStatusSoon(true),
+      storeFault: (error) => health.storeFault(error),
+    },
+    mlog,
+  );
+  connection.on('message', (topic, payload, settle) => {
+    inbox.handle(topic, payload).then(settle, () => settle('hold'));
+  });
+  connection.on('connect', (sessionPresent) => {
+    reporter.connectedSoon();
+    // The broker kept nothing for us (new or expired session, broker restarted without
+    // persistence): what it had queued is lost, the query API fills the gap (guarantee 7).
+    if (!sessionPresent) catchUp?.sessionLost();
+  });
+  connection.on('offline', () => mlog.warn('broker offline; retrying with backoff'));
+  return { connection, reporter };
 }
 
 /** The catch-up poller with its signed query client (print-protocol §8). */

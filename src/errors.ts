@@ -162,3 +162,17 @@ export class AgentError extends Error {
 export function isAgentError(value: unknown): value is AgentError {
   return value instanceof AgentError;
 }
+
+/**
+ * The message of anything thrown or rejected: an Error's message, else the value as text. The one
+ * way the rooms turn an unknown `catch` value into words for a log line or a reason.
+ */
+export function errorMessage(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  if (typeof error === 'string') return error;
+  try {
+    return String(error);
+  } catch {
+    return 'unprintable error';
+  }
+}

@@ -35,7 +35,7 @@
  * With the lab switch (http to a non-loopback host) every round starts with a warning.
  */
 import { EventEmitter } from 'node:events';
-import { AgentError, isAgentError } from '../errors.js';
+import { AgentError, errorMessage, isAgentError } from '../errors.js';
 import type { ClockSource } from '../host/clock-sync.js';
 import type { JobStore } from '../jobs/store.js';
 import type { Logger } from '../logging.js';
@@ -147,13 +147,13 @@ export class CatchUpPoller extends EventEmitter<PollerEvents> {
       if (Number.isFinite(last) && last > 0) this.lastQueryAt = last;
     } catch (error) {
       // An unreadable store now is a failed round later, with the same message: run one.
-      this.log.warn({ err: (error as Error).message }, 'cannot read the catch-up cursor');
+      this.log.warn({ err: errorMessage(error) }, 'cannot read the catch-up cursor');
       this.pending = 'first-start';
     }
     this.loop = this.run().catch((error: unknown) => {
       // round() catches everything it does; this is a bug, not an outage. Logged, not thrown:
       // catch-up is the safety net and must never take the daemon down.
-      this.log.error({ err: (error as Error)?.message ?? String(error) }, 'catch-up stopped');
+      this.log.error({ err: errorMessage(error) }, 'catch-up stopped');
     });
   }
 
@@ -205,7 +205,7 @@ export class CatchUpPoller extends EventEmitter<PollerEvents> {
       try {
         this.emit('round', summary);
       } catch (error) {
-        this.log.warn({ err: (error as Error).message }, 'a round listener failed');
+        this.log.warn({ err: errorMessage(error) }, 'a round listener failed');
       }
     }
   }

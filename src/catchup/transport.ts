@@ -16,7 +16,7 @@
  */
 import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { AgentError } from '../errors.js';
+import { AgentError, errorMessage } from '../errors.js';
 import { isLoopbackHost } from '../host/loopback.js';
 
 export type CatchUpTransportKind = 'https' | 'http-loopback' | 'http-insecure';
@@ -146,7 +146,7 @@ export function loadCaFile(path: string): CaBundle {
     } catch (cause) {
       throw new AgentError(
         'CONFIG_INVALID',
-        `catchUp.caFile: ${path}: certificate ${i + 1} cannot be read (${(cause as Error).message})`,
+        `catchUp.caFile: ${path}: certificate ${i + 1} cannot be read (${errorMessage(cause)})`,
         { cause },
       );
     }

@@ -11,6 +11,7 @@ import { type LoadedConfig, loadConfig } from '../config/load.js';
 import { redactConfig } from '../config/redact.js';
 import { configJsonSchema, configReference } from '../config/reference.js';
 import { isAgentError } from '../errors.js';
+import type { CliContext } from './io.js';
 
 const CONFIG_OPTION = [
   '--config <file>',
@@ -21,26 +22,30 @@ const CONFIG_OPTION = [
  * Runs `work`; a CONFIG_INVALID with field issues is printed one `path: message` per line and
  * exits 1 (decision 15), everything else goes to main()'s `CODE: message`.
  */
-function reportingIssues<T>(work: () => T): T | undefined {
+function reportingIssues<T>(context: CliContext, work: () => T): T | undefined {
   try {
     return work();
   } catch (error) {
     if (!isAgentError(error) || error.code !== 'CONFIG_INVALID' || error.issues.length === 0)
       throw error;
-    for (const issue of error.issues) process.stderr.write(`${issue.path}: ${issue.message}\n`);
+    const { stderr } = context.io;
+    for (const issue of error.issues) stderr.write(`${issue.path}: ${issue.message}\n`);
     const file = String(error.details.file);
     const count = error.issues.length;
-    process.stderr.write(`CONFIG_INVALID: ${file}: ${count} problem${count === 1 ? '' : 's'}\n`);
-    process.exitCode = 1;
+    stderr.write(`CONFIG_INVALID: ${file}: ${count} problem${count === 1 ? '' : 's'}\n`);
+    context.exitCode = 1;
     return undefined;
   }
 }
 
-function printWarnings(loaded: LoadedConfig): void {
-  for (const warning of loaded.warnings) process.stderr.write(`warning: ${warning}\n`);
+function printWarnings(context: CliContext, loaded: LoadedConfig): void {
+  for (const warning of loaded.warnings) context.io.stderr.write(`warning: ${warning}\n`);
 }
 
-export function registerConfig(program: Command): void {
+export function registerConfig(program: Command, context: CliContext): void {
+  const { io } = context;
+  // The file from --config, else the environment's; relative paths from the caller's directory.
+  const where = (configPath: string | undefined) => ({ configPath, env: io.env, cwd: io.cwd });
   const config = program
     .command('config')
     .description('check, show and change the agent configuration');
@@ -50,13 +55,13 @@ export function registerConfig(program: Command): void {
     .description('validate the config file and the files it names; print every problem')
     .option(...CONFIG_OPTION)
     .action((opts: { config?: string }) => {
-      const loaded = reportingIssues(() => loadConfig({ configPath: opts.config }));
+      const loaded = reportingIssues(context, () => loadConfig(where(opts.config)));
       if (!loaded) return;
-      printWarnings(loaded);
+      printWarnings(context, loaded);
       // Allowed but unsafe (print-protocol §8): said loudly, though the config is valid.
       for (const warning of catchUpWarnings(loaded.config))
-        process.stderr.write(`WARNING: ${warning}\n`);
-      process.stdout.write(`config OK: ${loaded.path}\n`);
+        io.stderr.write(`WARNING: ${warning}\n`);
+      io.stdout.write(`config OK: ${loaded.path}\n`);
     });
 
   config
@@ -66,10 +71,10 @@ export function registerConfig(program: Command): void {
     )
     .option(...CONFIG_OPTION)
     .action((opts: { config?: string }) => {
-      const loaded = reportingIssues(() => loadConfig({ configPath: opts.config }));
+      const loaded = reportingIssues(context, () => loadConfig(where(opts.config)));
       if (!loaded) return;
-      printWarnings(loaded);
-      process.stdout.write(`${JSON.stringify(redactConfig(loaded.config), null, 2)}\n`);
+      printWarnings(context, loaded);
+      io.stdout.write(`${JSON.stringify(redactConfig(loaded.config), null, 2)}\n`);
     });
 
   config
@@ -82,22 +87,22 @@ export function registerConfig(program: Command): void {
     .argument('<value>', 'new value: JSON when it parses (4, true, ["a"]), else a string')
     .option(...CONFIG_OPTION)
     .action((key: string, value: string, opts: { config?: string }) => {
-      const path = reportingIssues(() => setConfigValue(key, value, { configPath: opts.config }));
+      const path = reportingIssues(context, () => setConfigValue(key, value, where(opts.config)));
       // The value is not echoed: it may be a secret.
-      if (path) process.stdout.write(`${path}: ${key} updated\n`);
+      if (path) io.stdout.write(`${path}: ${key} updated\n`);
     });
 
   config
     .command('schema')
     .description('print the JSON schema of the config file (for editors)')
     .action(() => {
-      process.stdout.write(`${JSON.stringify(configJsonSchema(), null, 2)}\n`);
+      io.stdout.write(`${JSON.stringify(configJsonSchema(), null, 2)}\n`);
     });
 
   config
     .command('reference')
     .description('print the Markdown reference of every setting (docs/config-reference.md)')
     .action(() => {
-      process.stdout.write(configReference());
+      io.stdout.write(configReference());
     });
 }

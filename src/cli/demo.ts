@@ -31,16 +31,20 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Command } from 'commander';
 import { Agent } from '../agent.js';
+import { settingsFrom } from '../config/agent-settings.js';
 import { type ConfigFileInput, loadConfig } from '../config/index.js';
 import { amountPaid, curlOrder, type SampleOrder, sampleOrders } from '../demo/sample-orders.js';
 import { curlCommand, orderNoOnReceipt, paperBox } from '../demo/terminal.js';
-import { listenTcp, type TcpEndpoint } from '../emulator/endpoints.js';
-import { LinkSlot } from '../emulator/link.js';
-import type { Ticket } from '../emulator/paper.js';
-import { renderText } from '../emulator/render.js';
-import { TicketWriter } from '../emulator/ticket-writer.js';
-import { VirtualPrinter } from '../emulator/virtual-printer.js';
-import { AgentError } from '../errors.js';
+import {
+  LinkSlot,
+  listenTcp,
+  renderText,
+  type TcpEndpoint,
+  type Ticket,
+  TicketWriter,
+  VirtualPrinter,
+} from '../emulator/index.js';
+import { AgentError, errorMessage } from '../errors.js';
 import { createLogger, type Logger } from '../logging.js';
 import {
   findMosquitto,
@@ -63,9 +67,9 @@ import {
   parseResponse,
   topics,
 } from '../protocol/index.js';
+import type { CliContext, CliIo, CliOutput } from './io.js';
 import { parseIntOption } from './options.js';
 import { loadServiceConfig, type RunningService, startOrderService } from './order-service.js';
-import { settingsFrom } from './run.js';
 
 const APP_ID = 'demo-pos';
 const PROFILE = 'generic-80mm';
@@ -84,9 +88,7 @@ interface DemoOptions {
   keepDir?: boolean;
 }
 
-function say(line = ''): void {
-  process.stdout.write(`${line}\n`);
-}
+type Say = (line?: string) => void;
 
 function seconds(ms: number): string {
   return `${(ms / 1000).toFixed(2)} s`;
@@ -99,7 +101,7 @@ class Stopped extends Error {}
  * Pino destination: every line to demo.log, synchronously (nothing to flush at exit, and the
  * file is complete when the run fails); errors also as one short line on stderr while running.
  */
-function logDestination(fd: number, showErrors: () => boolean) {
+function logDestination(fd: number, showErrors: () => boolean, stderr: CliOutput) {
   let open = true;
   return {
     /** Later lines (a timer firing after the stop) are dropped, never written to a reused fd. */
@@ -123,7 +125,7 @@ function logDestination(fd: number, showErrors: () => boolean) {
             typeof entry.err === 'object' && entry.err !== null
               ? (entry.err as { message?: string }).message
               : entry.err;
-          process.stderr.write(
+          stderr.write(
             `! ${entry.room ? `${entry.room}: ` : ''}${entry.msg ?? ''}${err ? ` (${String(err)})` : ''}\n`,
           );
         }
@@ -195,7 +197,7 @@ class Paper {
   }
 }
 
-function showReceipt(ticket: PrintedTicket, after?: number): void {
+function showReceipt(say: Say, ticket: PrintedTicket, after?: number): void {
   const when = after === undefined ? '' : `, printed ${seconds(after)} after the request`;
   say(
     `receipt ${ticket.number}: ${ticket.orderNo ? `order ${ticket.orderNo}` : 'no order number'}${when}`,
@@ -216,7 +218,7 @@ async function createOrder(
       body,
     });
   } catch (error) {
-    throw new AgentError('PRINT_FAILED', `order service: ${(error as Error).message}`, {
+    throw new AgentError('PRINT_FAILED', `order service: ${errorMessage(error)}`, {
       cause: error,
     });
   }
@@ -230,13 +232,18 @@ async function createOrder(
   return { orderNo, pickUpNo: pickUpNo ?? null, takeoutNo: takeoutNo ?? null };
 }
 
-async function runDemo(opts: DemoOptions): Promise<void> {
+async function runDemo(opts: DemoOptions, io: CliIo): Promise<void> {
+  const say: Say = (line = '') => io.stdout.write(`${line}\n`);
   // Before anything is made, so that nothing is left to clean up.
   if (opts.mosquitto && !findMosquitto())
     throw new AgentError('INPUT_INVALID', `--mosquitto: ${MOSQUITTO_MISSING}`);
   const dir = mkdtempSync(join(tmpdir(), 'printer-agent-demo-'));
   let running = true;
-  const logFile = logDestination(openSync(join(dir, 'demo.log'), 'a', 0o600), () => running);
+  const logFile = logDestination(
+    openSync(join(dir, 'demo.log'), 'a', 0o600),
+    () => running,
+    io.stderr,
+  );
   const closers: Array<[string, () => Promise<void> | void]> = [];
   let failed = false;
 
@@ -259,13 +266,13 @@ async function runDemo(opts: DemoOptions): Promise<void> {
     // Wrappers relay the terminal's Ctrl-C to us once more (npm forwards it to its child, tsx to
     // its own): a repeat right after the first is the same Ctrl-C. A later one means "out, now".
     if (performance.now() - firstSignalAt < REPEAT_SIGNAL_MS) return;
-    process.stderr.write(`${signal} again: exiting without cleaning up ${dir}\n`);
+    io.stderr.write(`${signal} again: exiting without cleaning up ${dir}\n`);
     process.exit(130);
   };
   const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
   for (const signal of STOP_SIGNALS) process.on(signal, onSignal);
   // A closed terminal or a closed pipe (`npm start | head`) must not crash the clean-up.
-  process.stdout.on('error', () => {});
+  io.stdout.on('error', () => {});
   const interruptible = <T>(step: Promise<T>): Promise<T> => Promise.race([step, stopSignal]);
   const checkpoint = () => {
     if (stopping) throw new Stopped('signal');
@@ -371,7 +378,7 @@ async function runDemo(opts: DemoOptions): Promise<void> {
           const state = String(message.state);
           if (['waiting', 'failed', 'rejected', 'unconfirmed'].includes(state)) {
             const reason = message.reason as { code?: string; message?: string } | null;
-            process.stderr.write(
+            io.stderr.write(
               `! job ${String(message.jobId ?? message.commandId ?? '?')}: ${state}${reason ? ` (${reason.code}: ${reason.message})` : ''}\n`,
             );
           }
@@ -431,7 +438,7 @@ async function runDemo(opts: DemoOptions): Promise<void> {
       const receipt = await paper.receiptOf(created.orderNo, stopSignal);
       firstReceiptAt ??= performance.now();
       const after = performance.now() - sent;
-      paper.show(receipt, (r) => showReceipt(r, after));
+      paper.show(receipt, (r) => showReceipt(say, r, after));
     }
     if (firstReceiptAt !== undefined)
       say(
@@ -462,7 +469,7 @@ async function runDemo(opts: DemoOptions): Promise<void> {
     say();
 
     // Live: every receipt the emulator cuts from now on.
-    paper.goLive((ticket) => showReceipt(ticket));
+    paper.goLive((ticket) => showReceipt(say, ticket));
     await stopSignal;
   } catch (error) {
     if (!(error instanceof Stopped)) {
@@ -479,7 +486,7 @@ async function runDemo(opts: DemoOptions): Promise<void> {
       try {
         await close();
       } catch (error) {
-        process.stderr.write(`! stopping the ${name}: ${(error as Error).message}\n`);
+        io.stderr.write(`! stopping the ${name}: ${errorMessage(error)}\n`);
       }
     }
     logFile.close();
@@ -517,7 +524,7 @@ function describeCreated(
   return `order ${created.orderNo} created: ${order.label}, ${formatMoney(amountPaid(order.param), MONEY)}${codes.length ? `, ${codes.join(', ')}` : ''}`;
 }
 
-export function registerDemo(program: Command): void {
+export function registerDemo(program: Command, { io }: CliContext): void {
   program
     .command('demo')
     .description(
@@ -533,6 +540,6 @@ export function registerDemo(program: Command): void {
     )
     .option('--keep-dir', 'keep the temp dir (keys, configs, job database, paper, log) at exit')
     .action(async (opts: DemoOptions) => {
-      await runDemo(opts);
+      await runDemo(opts, io);
     });
 }

@@ -12,7 +12,7 @@ import { QUERY_PATH } from '../catchup/query-client.js';
 import { ServiceLink } from '../catchup/service-link.js';
 import { catchUpTransportKind, insecureHttpWarning, loadCaFile } from '../catchup/transport.js';
 import type { ConfigFile } from '../config/schema.js';
-import { isAgentError } from '../errors.js';
+import { errorMessage, isAgentError } from '../errors.js';
 import { loadKeyFile, type RsaKey } from '../protocol/signing.js';
 
 /** One line of the checklist (the shape of doctor's CheckLine). */
@@ -25,10 +25,6 @@ export interface CatchUpCheck {
 
 const NAME = 'catch-up';
 const PROBE_TIMEOUT_MS = 5000;
-
-function message(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
 
 export async function catchUpChecks(file: ConfigFile): Promise<CatchUpCheck[]> {
   const c = file.catchUp;
@@ -77,7 +73,7 @@ export async function catchUpChecks(file: ConfigFile): Promise<CatchUpCheck[]> {
       });
       ca = bundle.pem;
     } catch (error) {
-      out.push({ status: 'FAIL', name: NAME, detail: message(error), fix });
+      out.push({ status: 'FAIL', name: NAME, detail: errorMessage(error), fix });
       return out; // the probe would only repeat it
     }
   }
@@ -119,7 +115,7 @@ export async function catchUpChecks(file: ConfigFile): Promise<CatchUpCheck[]> {
       ...(ca !== undefined ? { ca } : {}),
     });
   } catch (error) {
-    out.push({ status: 'FAIL', name: NAME, detail: message(error) });
+    out.push({ status: 'FAIL', name: NAME, detail: errorMessage(error) });
     return out;
   }
   try {
@@ -164,7 +160,7 @@ export async function catchUpChecks(file: ConfigFile): Promise<CatchUpCheck[]> {
     out.push({
       status: 'FAIL',
       name: NAME,
-      detail: message(error),
+      detail: errorMessage(error),
       fix:
         typeof tlsFix === 'string'
           ? tlsFix

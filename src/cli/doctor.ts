@@ -15,7 +15,7 @@ import { CONFIG_PATH_ENV, DEFAULT_CONFIG_PATH } from '../config/env.js';
 import { type AgentConfig, getAt, resolveConfig, validateConfig } from '../config/load.js';
 import { type ConfigFile, SECRET_FILE_FIELDS } from '../config/schema.js';
 import { checkReadableFile, exposedSecretWarning, readSecretFile } from '../config/secret-files.js';
-import { isAgentError } from '../errors.js';
+import { errorMessage, isAgentError } from '../errors.js';
 import { probeBroker } from '../mqtt/probe.js';
 import { openPrinter } from '../printer/open-printer.js';
 import { STORE_KEY_MAX } from '../protocol/envelope.js';
@@ -24,6 +24,7 @@ import { loadKeyFile } from '../protocol/signing.js';
 import { deriveStoreId } from '../protocol/store-id.js';
 import { getProfile } from '../receipt/profile.js';
 import { catchUpChecks } from './doctor-catch-up.js';
+import type { CliContext } from './io.js';
 
 export type CheckStatus = 'ok' | 'warn' | 'FAIL';
 
@@ -39,10 +40,6 @@ const BROKER_TIMEOUT_MS = 5000;
 const PRINTER_TIMEOUT_MS = 10_000;
 const MIN_SANE_YEAR = 2024;
 
-function message(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
 /** Schema-valid file and, when every file it names is readable, the effective config. */
 interface Loaded {
   path: string;
@@ -50,17 +47,27 @@ interface Loaded {
   config: AgentConfig | null;
 }
 
-function checkConfig(out: CheckLine[], configPath: string | undefined): Loaded | null {
+/** Where doctor looks: the environment (PRINTER_AGENT_*, PATH) and the directory it runs in. */
+interface Surroundings {
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+}
+
+function checkConfig(
+  out: CheckLine[],
+  configPath: string | undefined,
+  { env, cwd }: Surroundings,
+): Loaded | null {
   let path: string;
   try {
-    path = resolveConfigPath(configPath, process.env);
+    path = resolveConfigPath(configPath, env, cwd);
   } catch (error) {
-    out.push({ status: 'FAIL', name: 'config', detail: message(error) });
+    out.push({ status: 'FAIL', name: 'config', detail: errorMessage(error) });
     return null;
   }
   let file: ConfigFile;
   try {
-    file = validateConfig(openConfigFile(path).read(), { file: path }).config;
+    file = validateConfig(openConfigFile(path).read(), { file: path, env, cwd }).config;
   } catch (error) {
     if (!isAgentError(error)) throw error;
     if (error.code === 'CONFIG_MISSING') {
@@ -357,7 +364,7 @@ async function checkPrinters(out: CheckLine[], file: ConfigFile): Promise<void> 
       out.push({
         status: 'FAIL',
         name,
-        detail: `${p.url}: ${message(error)}`,
+        detail: `${p.url}: ${errorMessage(error)}`,
         fix: 'set printers[].profile to a profile in config/printers/',
       });
       continue;
@@ -397,8 +404,8 @@ async function checkPrinters(out: CheckLine[], file: ConfigFile): Promise<void> 
       out.push({
         status: 'FAIL',
         name,
-        detail: `${p.url}: ${message(error)}`,
-        fix: printerFix(p.url, 'disconnected', [message(error)]),
+        detail: `${p.url}: ${errorMessage(error)}`,
+        fix: printerFix(p.url, 'disconnected', [errorMessage(error)]),
       });
     } finally {
       clearTimeout(timer);
@@ -407,7 +414,7 @@ async function checkPrinters(out: CheckLine[], file: ConfigFile): Promise<void> 
   }
 }
 
-function checkClock(out: CheckLine[]): void {
+function checkClock(out: CheckLine[], env: NodeJS.ProcessEnv): void {
   const now = new Date();
   const fix =
     'enable time sync: sudo timedatectl set-ntp true (a Raspberry Pi has no battery clock)';
@@ -423,6 +430,7 @@ function checkClock(out: CheckLine[]): void {
   const r = spawnSync('timedatectl', ['show', '-p', 'NTPSynchronized', '--value'], {
     encoding: 'utf8',
     timeout: 5000,
+    env,
   });
   // No timedatectl, or no systemd to ask: only the year check applies.
   const answer = r.error || r.status !== 0 ? '' : r.stdout.trim();
@@ -443,9 +451,14 @@ function checkClock(out: CheckLine[]): void {
 }
 
 /** Every check, in order; later checks that need a valid config are left out without one. */
-export async function runDoctor(options: { configPath?: string }): Promise<CheckLine[]> {
+export async function runDoctor(options: {
+  configPath?: string;
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+}): Promise<CheckLine[]> {
+  const around = { env: options.env ?? process.env, cwd: options.cwd ?? process.cwd() };
   const out: CheckLine[] = [];
-  const loaded = checkConfig(out, options.configPath);
+  const loaded = checkConfig(out, options.configPath, around);
   if (loaded) {
     checkKeys(out, loaded.file);
     checkFiles(out, loaded.file);
@@ -455,7 +468,7 @@ export async function runDoctor(options: { configPath?: string }): Promise<Check
     out.push(...(await catchUpChecks(loaded.file)));
     await checkPrinters(out, loaded.file);
   }
-  checkClock(out);
+  checkClock(out, around.env);
   return out;
 }
 
@@ -467,7 +480,8 @@ export function formatChecklist(lines: readonly CheckLine[]): string {
     .join('');
 }
 
-export function registerDoctor(program: Command): void {
+export function registerDoctor(program: Command, context: CliContext): void {
+  const { io } = context;
   program
     .command('doctor')
     .description(
@@ -479,13 +493,13 @@ export function registerDoctor(program: Command): void {
     )
     .option('--json', 'print the checks as JSON')
     .action(async (opts: { config?: string; json?: boolean }) => {
-      const lines = await runDoctor({ configPath: opts.config });
+      const lines = await runDoctor({ configPath: opts.config, env: io.env, cwd: io.cwd });
       const failed = lines.some((l) => l.status === 'FAIL');
-      process.stdout.write(
+      io.stdout.write(
         opts.json
           ? `${JSON.stringify({ ok: !failed, checks: lines }, null, 2)}\n`
           : formatChecklist(lines),
       );
-      process.exitCode = failed ? 1 : 0;
+      context.exitCode = failed ? 1 : 0;
     });
 }

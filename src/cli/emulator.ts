@@ -14,27 +14,29 @@ import { mkdirSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
-import { attachLineProtocol, describeStatus, EmulatorControl } from '../emulator/control.js';
-import { type ControlServer, startControlServer } from '../emulator/control-server.js';
 import {
+  attachLineProtocol,
+  type ControlServer,
+  describeStatus,
+  EmulatorControl,
   type Endpoint,
-  listenTcp,
-  openDeviceEndpoint,
-  openSerialEndpoint,
-  PtyEndpoint,
-} from '../emulator/endpoints.js';
-import { LinkSlot } from '../emulator/link.js';
-import { PrintSpeedLimiter } from '../emulator/print-speed.js';
-import { SocatMissingError } from '../emulator/pty-pair.js';
-import { TicketWriter } from '../emulator/ticket-writer.js';
-import {
   FAULT_FIELDS,
   FAULTS,
   type FaultName,
+  LinkSlot,
+  listenTcp,
+  openDeviceEndpoint,
+  openSerialEndpoint,
+  PrintSpeedLimiter,
+  PtyEndpoint,
+  SocatMissingError,
+  startControlServer,
+  TicketWriter,
   VirtualPrinter,
-} from '../emulator/virtual-printer.js';
-import { AgentError } from '../errors.js';
+} from '../emulator/index.js';
+import { AgentError, errorMessage } from '../errors.js';
 import { isLoopbackHost } from '../host/loopback.js';
+import type { CliContext, CliIo } from './io.js';
 
 export type ListenSpec =
   | { kind: 'tcp'; host: string; port: number }
@@ -49,9 +51,10 @@ function parsePort(text: string, what: string): number {
   return Number(text);
 }
 
-export function parseListen(value: string): ListenSpec {
+/** `cwd`: what a relative serial or device DIR is relative to. */
+export function parseListen(value: string, cwd: string): ListenSpec {
   const serial = /^(serial|device):(.+)$/.exec(value);
-  if (serial) return { kind: serial[1] as 'serial' | 'device', dir: resolve(serial[2]!) };
+  if (serial) return { kind: serial[1] as 'serial' | 'device', dir: resolve(cwd, serial[2]!) };
   if (!value.startsWith('tcp://')) throw new InvalidArgumentError(`must be ${LISTEN_FORMS}`);
   let url: URL;
   try {
@@ -132,10 +135,6 @@ interface EmulatorOptions {
   mute?: boolean;
 }
 
-function say(line: string): void {
-  process.stdout.write(`${line}\n`);
-}
-
 function describeListen(spec: ListenSpec): string {
   if (spec.kind !== 'tcp') return `${spec.kind}:${spec.dir}`;
   return `tcp://${spec.host.includes(':') ? `[${spec.host}]` : spec.host}:${spec.port}`;
@@ -162,7 +161,8 @@ async function openEndpoint(spec: ListenSpec, slot: LinkSlot): Promise<Endpoint>
   }
 }
 
-async function runEmulator(opts: EmulatorOptions, command: Command): Promise<void> {
+async function runEmulator(opts: EmulatorOptions, command: Command, io: CliIo): Promise<void> {
+  const say = (line: string) => io.stdout.write(`${line}\n`);
   if (
     opts.fontBColumns !== undefined &&
     (opts.fontBColumns < opts.width || opts.fontBColumns > opts.width * 2)
@@ -172,18 +172,15 @@ async function runEmulator(opts: EmulatorOptions, command: Command): Promise<voi
       { exitCode: 2, code: 'emulator.font-b-columns' },
     );
   }
-  const out = resolve(opts.out);
+  const out = resolve(io.cwd, opts.out);
   try {
     mkdirSync(out, { recursive: true });
     if (!statSync(out).isDirectory()) throw new Error('not a directory');
   } catch (err) {
-    command.error(
-      `error: --out ${opts.out}: cannot use as a directory (${(err as Error).message})`,
-      {
-        exitCode: 2,
-        code: 'emulator.out',
-      },
-    );
+    command.error(`error: --out ${opts.out}: cannot use as a directory (${errorMessage(err)})`, {
+      exitCode: 2,
+      code: 'emulator.out',
+    });
   }
 
   const printer = new VirtualPrinter({
@@ -200,7 +197,7 @@ async function runEmulator(opts: EmulatorOptions, command: Command): Promise<voi
   slot.on('deliver', (bytes, offset) => writer.capture(offset, bytes));
   writer.on('written', (t) => say(`${t.summary} -> ${t.files.txt}`));
   writer.on('failure', (err, n) =>
-    process.stderr.write(`error: ticket ${n}: cannot write to ${out}: ${err.message}\n`),
+    io.stderr.write(`error: ticket ${n}: cannot write to ${out}: ${err.message}\n`),
   );
   printer.on('status', (next, previous) => {
     for (const name of FAULTS) {
@@ -217,7 +214,7 @@ async function runEmulator(opts: EmulatorOptions, command: Command): Promise<voi
   const shutdown = async () => {
     stopInput?.();
     // A reading stdin would keep the process alive after everything else has closed.
-    process.stdin.destroy();
+    io.stdin.destroy();
     await control?.close();
     await endpoint?.close();
     printSpeed.close();
@@ -251,15 +248,15 @@ async function runEmulator(opts: EmulatorOptions, command: Command): Promise<voi
         const code = (cause as NodeJS.ErrnoException).code;
         throw new AgentError(
           'INPUT_INVALID',
-          `--control ${opts.control.host}:${opts.control.port}: ${code === 'EADDRINUSE' ? 'address already in use' : (cause as Error).message}`,
+          `--control ${opts.control.host}:${opts.control.port}: ${code === 'EADDRINUSE' ? 'address already in use' : errorMessage(cause)}`,
           { cause },
         );
       }
       say(`control ${control.url}`);
     }
     say(`tickets to ${out}`);
-    stopInput = attachLineProtocol(emulator, process.stdin, process.stdout);
-    if (process.stdin.isTTY) say(`${describeStatus(emulator.status())}\ntype help for commands`);
+    stopInput = attachLineProtocol(emulator, io.stdin, io.stdout);
+    if (io.stdin.isTTY) say(`${describeStatus(emulator.status())}\ntype help for commands`);
 
     failure = await stopped;
     // A second signal while stopping means the person wants out now.
@@ -276,14 +273,14 @@ async function runEmulator(opts: EmulatorOptions, command: Command): Promise<voi
   say('stopped');
 }
 
-export function registerEmulator(program: Command): void {
+export function registerEmulator(program: Command, { io }: CliContext): void {
   program
     .command('emulator')
     .description(
       'run a loopback ESC/POS printer: tickets to --out as .txt/.json/.bin, faults switchable at run time',
     )
     .requiredOption('--listen <url>', `where the agent connects: ${LISTEN_FORMS}`, (v: string) =>
-      parseListen(v),
+      parseListen(v, io.cwd),
     )
     .requiredOption('--out <dir>', 'directory for the tickets: 0001.txt, .styled.txt, .json, .bin')
     .option(
@@ -325,6 +322,6 @@ export function registerEmulator(program: Command): void {
     )
     .option('--mute', 'answer no status queries, like many cheap printers')
     .action(async (opts: EmulatorOptions, command: Command) => {
-      await runEmulator(opts, command);
+      await runEmulator(opts, command, io);
     });
 }

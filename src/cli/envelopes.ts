@@ -11,12 +11,12 @@ import {
   type SignatureScheme,
 } from '../protocol/signing.js';
 import { describeIssues, parseWith } from '../protocol/validation.js';
-import { readInput, readJsonObject, secretFrom } from './io.js';
+import { type CliContext, pathIn, readInput, readJsonObject, secretFrom } from './io.js';
 import { parseIntOption, parseParamKind, parseScheme } from './options.js';
 
 const anyObject = z.record(z.string(), z.unknown());
 
-export function registerEnvelopes(program: Command): void {
+export function registerEnvelopes(program: Command, { io }: CliContext): void {
   program
     .command('sign')
     .description('sign a param JSON file and print the request envelope (order-api 2.1) as JSON')
@@ -57,11 +57,11 @@ export function registerEnvelopes(program: Command): void {
           raw: boolean;
         },
       ) => {
-        const storeKey = secretFrom(opts.storeKey, opts.storeKeyFile, 'store-key');
+        const storeKey = secretFrom(io, opts.storeKey, opts.storeKeyFile, 'store-key');
         if (storeKey === undefined)
           throw new AgentError('INPUT_INVALID', '--store-key or --store-key-file: is required');
-        const key = loadKeyFile(opts.key, 'private');
-        const object = readJsonObject(file);
+        const key = loadKeyFile(pathIn(io, opts.key), 'private');
+        const object = readJsonObject(io, file);
         if (opts.validate) {
           const parsed = parseWith(PARAM_SCHEMAS[opts.validate], object);
           if (!parsed.ok)
@@ -69,7 +69,7 @@ export function registerEnvelopes(program: Command): void {
               issues: parsed.issues,
             });
         }
-        const param = opts.raw ? readInput(file).replace(/\r?\n$/, '') : JSON.stringify(object);
+        const param = opts.raw ? readInput(io, file).replace(/\r?\n$/, '') : JSON.stringify(object);
         const envelope = buildEnvelope({
           appId: opts.appId,
           storeKey,
@@ -77,7 +77,7 @@ export function registerEnvelopes(program: Command): void {
           key,
           scheme: opts.scheme,
         });
-        process.stdout.write(`${JSON.stringify(envelope)}\n`);
+        io.stdout.write(`${JSON.stringify(envelope)}\n`);
       },
     );
 
@@ -129,9 +129,9 @@ export function registerEnvelopes(program: Command): void {
         if (!Number.isSafeInteger(opts.maxBytes) || opts.maxBytes < 1) {
           throw new AgentError('INPUT_INVALID', '--max-bytes: must be a positive whole number');
         }
-        const storeKey = secretFrom(opts.storeKey, opts.storeKeyFile, 'store-key');
-        const key = loadKeyFile(opts.pub, 'public');
-        const body = readInput(file);
+        const storeKey = secretFrom(io, opts.storeKey, opts.storeKeyFile, 'store-key');
+        const key = loadKeyFile(pathIn(io, opts.pub), 'public');
+        const body = readInput(io, file);
         const result = openEnvelope(body, {
           verifyKey: key,
           scheme: opts.scheme,
@@ -150,7 +150,7 @@ export function registerEnvelopes(program: Command): void {
           scheme: opts.scheme,
           param: result.param,
         };
-        process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+        io.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
       },
     );
 }

@@ -1,11 +1,70 @@
-/** Small I/O helpers every CLI command shares: reading an input file or stdin, and JSON. */
+/**
+ * What a command may use of the world around it, and small I/O helpers every command shares.
+ *
+ * Commands never reach for `process.stdout`, `process.env` or `process.cwd()` themselves: they get
+ * a `CliIo`, so the same program runs as the real process (`processIo()`, from `src/cli.ts`) and
+ * inside a test with captured streams and its own environment (`test/helpers/cli.ts`).
+ */
 import { readFileSync } from 'node:fs';
-import { AgentError } from '../errors.js';
+import { isAbsolute, resolve } from 'node:path';
+import type { Readable, Writable } from 'node:stream';
+import type { DestinationStream } from 'pino';
+import { AgentError, errorMessage } from '../errors.js';
+
+/** A stream the CLI writes to; `isTTY` and `columns` shape the help text like a terminal's. */
+export type CliOutput = Writable & { isTTY?: boolean; columns?: number };
+
+export interface CliIo {
+  readonly stdout: CliOutput;
+  readonly stderr: CliOutput;
+  /** Standard input as a stream: the emulator's typed commands. */
+  readonly stdin: Readable & { isTTY?: boolean };
+  /** All of standard input at once: a `-` file argument, read like a file. */
+  readStdin(): Buffer;
+  /** The environment: PRINTER_AGENT_* settings, PATH for the tools doctor runs. */
+  readonly env: NodeJS.ProcessEnv;
+  /** The directory relative paths on the command line are relative to. */
+  readonly cwd: string;
+  /** Where a long-running command's log lines go; unset: fd 1 through pino's own writer. */
+  readonly logs?: DestinationStream;
+}
+
+/** One run of the program: its I/O and the exit code a command sets beyond success and failure. */
+export interface CliContext {
+  readonly io: CliIo;
+  /** 0 unless a command says otherwise (printer not ready 3, unconfirmed 4, doctor or config 1). */
+  exitCode: number;
+}
+
+/** The real process's I/O. stdin is touched only when a command asks for it. */
+export function processIo(): CliIo {
+  return {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    // A getter: making process.stdin for a command that never reads it would switch a piped fd 0
+    // to non-blocking, and readFileSync(0) of a later `-` argument would fail with EAGAIN.
+    get stdin() {
+      return process.stdin;
+    },
+    readStdin: () => readFileSync(0),
+    env: process.env,
+    cwd: process.cwd(),
+  };
+}
+
+/**
+ * A command-line path for the file system. Kept as given when the process already works in
+ * `io.cwd` (so messages name the file the way the person wrote it); else resolved against it.
+ */
+export function pathIn(io: CliIo, path: string): string {
+  if (isAbsolute(path) || resolve(path) === resolve(io.cwd, path)) return path;
+  return resolve(io.cwd, path);
+}
 
 /** Reads a file, or standard input for `-`. Errors name the file and the reason. */
-export function readInput(path: string): string {
+export function readInput(io: CliIo, path: string): string {
   try {
-    return readFileSync(path === '-' ? 0 : path, 'utf8');
+    return path === '-' ? io.readStdin().toString('utf8') : readFileSync(pathIn(io, path), 'utf8');
   } catch (cause) {
     const reason = (cause as NodeJS.ErrnoException).code ?? 'unreadable';
     throw new AgentError('INPUT_INVALID', `${path}: cannot read (${reason})`, { cause });
@@ -13,13 +72,13 @@ export function readInput(path: string): string {
 }
 
 /** Parses a file that must hold one JSON object. */
-export function readJsonObject(path: string): Record<string, unknown> {
-  const raw = readInput(path);
+export function readJsonObject(io: CliIo, path: string): Record<string, unknown> {
+  const raw = readInput(io, path);
   let value: unknown;
   try {
     value = JSON.parse(raw);
   } catch (cause) {
-    const detail = cause instanceof Error ? cause.message : String(cause);
+    const detail = errorMessage(cause);
     throw new AgentError('INPUT_INVALID', `${path}: is not valid JSON (${detail})`, { cause });
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
@@ -30,6 +89,7 @@ export function readJsonObject(path: string): Record<string, unknown> {
 
 /** A secret from a flag or from a file (first line, trimmed); the file form keeps it out of `ps`. */
 export function secretFrom(
+  io: CliIo,
   value: string | undefined,
   file: string | undefined,
   name: string,
@@ -38,7 +98,7 @@ export function secretFrom(
     throw new AgentError('INPUT_INVALID', `--${name} and --${name}-file: give one, not both`);
   }
   if (file !== undefined) {
-    const secret = readInput(file).split(/\r?\n/, 1)[0]?.trim() ?? '';
+    const secret = readInput(io, file).split(/\r?\n/, 1)[0]?.trim() ?? '';
     if (secret === '') throw new AgentError('INPUT_INVALID', `--${name}-file ${file}: is empty`);
     return secret;
   }

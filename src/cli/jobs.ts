@@ -10,6 +10,7 @@ import { type Command, InvalidArgumentError } from 'commander';
 import { AgentError } from '../errors.js';
 import { type Job, markingWords, STORED_JOB_STATES, type StoredJobState } from '../jobs/job.js';
 import { DEFAULT_STATE_DIR, JobStore } from '../jobs/store.js';
+import { type CliContext, type CliIo, pathIn } from './io.js';
 
 const STATE_DIR_HELP = 'the agent state directory that holds jobs.db';
 
@@ -126,8 +127,8 @@ function table(jobs: readonly Job[]): string {
     .join('\n');
 }
 
-function withStore<T>(stateDir: string, fn: (store: JobStore) => T): T {
-  const store = JobStore.open({ stateDir, create: false });
+function withStore<T>(io: CliIo, stateDir: string, fn: (store: JobStore) => T): T {
+  const store = JobStore.open({ stateDir: pathIn(io, stateDir), create: false });
   try {
     return fn(store);
   } finally {
@@ -141,7 +142,7 @@ function findJob(store: JobStore, ref: string): Job {
   return job;
 }
 
-export function registerJobs(program: Command): void {
+export function registerJobs(program: Command, { io }: CliContext): void {
   const jobs = program
     .command('jobs')
     .description('look at and act on the print queue (safe while the agent runs)');
@@ -166,12 +167,12 @@ export function registerJobs(program: Command): void {
         json: boolean;
         stateDir: string;
       }) => {
-        const list = withStore(opts.stateDir, (store) =>
+        const list = withStore(io, opts.stateDir, (store) =>
           store.list({ state: opts.state, printer: opts.printer, limit: opts.limit }),
         );
-        if (opts.json) process.stdout.write(`${JSON.stringify(list.map(summary), null, 2)}\n`);
-        else if (list.length === 0) process.stdout.write('no jobs\n');
-        else process.stdout.write(`${table(list)}\n`);
+        if (opts.json) io.stdout.write(`${JSON.stringify(list.map(summary), null, 2)}\n`);
+        else if (list.length === 0) io.stdout.write('no jobs\n');
+        else io.stdout.write(`${table(list)}\n`);
       },
     );
 
@@ -181,14 +182,14 @@ export function registerJobs(program: Command): void {
     .argument('<id>', 'the job id from `jobs list`, or the jobId', parseId('ID'))
     .option('--state-dir <dir>', STATE_DIR_HELP, DEFAULT_STATE_DIR)
     .action((ref: string, opts: { stateDir: string }) => {
-      const job = withStore(opts.stateDir, (store) => findJob(store, ref));
+      const job = withStore(io, opts.stateDir, (store) => findJob(store, ref));
       // A payload too deep to walk (stored by an agent before the nesting limit) is not read: the
       // job still shows, with the reason instead of the payload.
       const payload =
         job.payloadProblem === null
           ? { payload: job.payload }
           : { payload: null, payloadProblem: job.payloadProblem };
-      process.stdout.write(`${JSON.stringify({ ...summary(job), ...payload }, null, 2)}\n`);
+      io.stdout.write(`${JSON.stringify({ ...summary(job), ...payload }, null, 2)}\n`);
     });
 
   jobs
@@ -199,9 +200,9 @@ export function registerJobs(program: Command): void {
     .argument('<id>', 'the job id from `jobs list`, or the jobId', parseId('ID'))
     .option('--state-dir <dir>', STATE_DIR_HELP, DEFAULT_STATE_DIR)
     .action((ref: string, opts: { stateDir: string }) => {
-      const job = withStore(opts.stateDir, (store) => store.retry(findJob(store, ref).id));
+      const job = withStore(io, opts.stateDir, (store) => store.retry(findJob(store, ref).id));
       const words = markingWords(job.markings);
-      process.stdout.write(
+      io.stdout.write(
         `job ${job.id} (${job.jobId}) queued again on ${job.printer}${words.length ? `, marked ${words.join(', ')}` : ''}\n`,
       );
     });
@@ -219,7 +220,7 @@ export function registerJobs(program: Command): void {
     )
     .option('--state-dir <dir>', STATE_DIR_HELP, DEFAULT_STATE_DIR)
     .action((orderNo: string, opts: { printer?: string; stateDir: string }) => {
-      const result = withStore(opts.stateDir, (store) =>
+      const result = withStore(io, opts.stateDir, (store) =>
         store.enqueueReprint(orderNo, { printer: opts.printer }),
       );
       // A fresh jobId per local reprint: a duplicate here would be a bug, not a user error.
@@ -230,7 +231,7 @@ export function registerJobs(program: Command): void {
         );
       }
       const reprint = result.job.markings.reprint;
-      process.stdout.write(
+      io.stdout.write(
         `job ${result.job.id} queued on ${result.job.printer}: REPRINT #${reprint?.count ?? '?'} of order ${orderNo} (original ${reprint?.originalTime ?? '?'})\n`,
       );
     });
@@ -247,8 +248,8 @@ export function registerJobs(program: Command): void {
     )
     .option('--state-dir <dir>', STATE_DIR_HELP, DEFAULT_STATE_DIR)
     .action((opts: { printedBefore: number; stateDir: string }) => {
-      const n = withStore(opts.stateDir, (store) => store.purgePrinted(opts.printedBefore));
-      process.stdout.write(
+      const n = withStore(io, opts.stateDir, (store) => store.purgePrinted(opts.printedBefore));
+      io.stdout.write(
         `purged ${n} printed job${n === 1 ? '' : 's'} printed before ${new Date(opts.printedBefore).toISOString()}\n`,
       );
     });

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import { AgentError } from '../errors.js';
 import { generateKeyPair, MIN_KEY_BITS } from '../protocol/signing.js';
+import { type CliContext, pathIn } from './io.js';
 import { parseIntOption } from './options.js';
 
 export interface GeneratedKeyFiles {
@@ -34,7 +35,7 @@ export function writeKeyPair(
   return { privatePath, publicPath };
 }
 
-export function registerKeys(program: Command): void {
+export function registerKeys(program: Command, { io }: CliContext): void {
   const keys = program.command('keys').description('manage RSA signing keys');
   keys
     .command('generate')
@@ -55,8 +56,8 @@ export function registerKeys(program: Command): void {
           '--name: must be 1 to 64 letters, digits, dot, dash or underscore',
         );
       }
-      const files = writeKeyPair(opts.out, opts);
-      process.stdout.write(`private key: ${files.privatePath} (mode 0600, keep it secret)\n`);
-      process.stdout.write(`public key:  ${files.publicPath}\n`);
+      const files = writeKeyPair(pathIn(io, opts.out), opts);
+      io.stdout.write(`private key: ${files.privatePath} (mode 0600, keep it secret)\n`);
+      io.stdout.write(`public key:  ${files.publicPath}\n`);
     });
 }

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
-import { AgentError } from '../errors.js';
+import { AgentError, errorMessage } from '../errors.js';
 import { createLogger, LOG_LEVELS, type Logger, type LogLevel } from '../logging.js';
 import { MqttPublisher } from '../mqtt/publisher.js';
 import {
@@ -19,6 +19,7 @@ import {
   parseServiceConfig,
   type ServiceConfig,
 } from '../order-service/index.js';
+import { type CliContext, pathIn } from './io.js';
 import { parseIntOption } from './options.js';
 
 export interface RunningService {
@@ -135,12 +136,12 @@ export function loadServiceConfig(file: string): ServiceConfig {
   try {
     json = JSON.parse(text);
   } catch (error) {
-    throw new AgentError('CONFIG_INVALID', `${file}: not JSON (${(error as Error).message})`);
+    throw new AgentError('CONFIG_INVALID', `${file}: not JSON (${errorMessage(error)})`);
   }
   return parseServiceConfig(json);
 }
 
-export function registerOrderService(program: Command): void {
+export function registerOrderService(program: Command, { io }: CliContext): void {
   program
     .command('order-service')
     .description('run the reference order service (order-api create and list, print instructions)')
@@ -152,14 +153,16 @@ export function registerOrderService(program: Command): void {
     )
     .addOption(new Option('--log-level <level>', 'log level').choices(LOG_LEVELS).default('info'))
     .action(async (opts: { config: string; port?: number; logLevel: LogLevel }) => {
-      const config = loadServiceConfig(opts.config);
+      const configFile = pathIn(io, opts.config);
+      const config = loadServiceConfig(configFile);
       if (opts.port !== undefined) config.listen.port = opts.port;
       const log = createLogger({
         level: opts.logLevel,
         secrets: serviceSecrets(config),
         service: 'order-service',
+        destination: io.logs,
       });
-      const service = await startOrderService(config, configBaseDir(opts.config), log);
+      const service = await startOrderService(config, configBaseDir(configFile), log);
       log.info({ url: service.url }, 'order service listening');
       await new Promise<void>((done) => {
         const stop = (signal: string) => {

@@ -7,13 +7,15 @@ import type { Command } from 'commander';
 import { AgentError } from '../errors.js';
 import { openPrinter } from '../printer/open-printer.js';
 import { getProfile } from '../receipt/profile.js';
+import type { CliContext } from './io.js';
 import { parseIntOption } from './options.js';
 import { renderFile } from './render.js';
 
 export const EXIT_NOT_READY = 3;
 export const EXIT_UNCONFIRMED = 4;
 
-export function registerPrinter(program: Command): void {
+export function registerPrinter(program: Command, context: CliContext): void {
+  const { io } = context;
   program
     .command('status')
     .description('ask a printer for its state (exit 0 when it can print, 3 when it cannot)')
@@ -39,15 +41,15 @@ export function registerPrinter(program: Command): void {
       try {
         const condition = await printer.status();
         if (opts.json)
-          process.stdout.write(
+          io.stdout.write(
             `${JSON.stringify({ printer: printer.transport.description, ...condition })}\n`,
           );
         else {
           const causes = condition.causes.length > 0 ? ` (${condition.causes.join(', ')})` : '';
-          process.stdout.write(`${printer.transport.description}: ${condition.state}${causes}\n`);
+          io.stdout.write(`${printer.transport.description}: ${condition.state}${causes}\n`);
         }
         if (condition.state !== 'ready' && condition.state !== 'paper-near-end')
-          process.exitCode = EXIT_NOT_READY;
+          context.exitCode = EXIT_NOT_READY;
       } finally {
         await printer.close();
       }
@@ -64,24 +66,24 @@ export function registerPrinter(program: Command): void {
     .option('--options <file>', 'receipt options JSON: header, footer, money, qr')
     .action(async (file: string, opts: { printer: string; profile: string; options?: string }) => {
       const profile = getProfile(opts.profile);
-      const rendered = renderFile(file, profile, opts.options);
+      const rendered = renderFile(io, file, profile, opts.options);
       const printer = openPrinter(opts.printer, profile);
       try {
         const result = await printer.print(rendered.bytes);
         if (result.outcome === 'printed') {
-          process.stdout.write(
+          io.stdout.write(
             `printed ${rendered.bytes.length} bytes on ${printer.transport.description} (confirmed by ${result.confirmedBy})\n`,
           );
         } else {
-          process.stdout.write(
+          io.stdout.write(
             `sent ${rendered.bytes.length} bytes to ${printer.transport.description}, not confirmed: ${result.reason}\n`,
           );
-          process.exitCode = EXIT_UNCONFIRMED;
+          context.exitCode = EXIT_UNCONFIRMED;
         }
       } catch (error) {
         if (error instanceof AgentError && error.code === 'PRINTER_NOT_READY') {
-          process.stderr.write(`${error.code}: ${error.message}\n`);
-          process.exitCode = EXIT_NOT_READY;
+          io.stderr.write(`${error.code}: ${error.message}\n`);
+          context.exitCode = EXIT_NOT_READY;
           return;
         }
         throw error;

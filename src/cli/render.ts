@@ -8,14 +8,14 @@ import { describeIssues, parseWith } from '../protocol/validation.js';
 import { receiptOptionsSchema } from '../receipt/options.js';
 import { getProfile, type PrinterProfile } from '../receipt/profile.js';
 import { type ReceiptSource, type Rendered, renderReceipt } from '../receipt/render.js';
-import { readJsonObject } from './io.js';
+import { type CliContext, type CliIo, readJsonObject } from './io.js';
 
 const FORMATS = ['text', 'escpos', 'hex'] as const;
 type Format = (typeof FORMATS)[number];
 
 /** An instruction has `jobId` and `order`; an order record has `orderInnerNo` and `skuList`. */
-export function readReceiptSource(file: string): ReceiptSource {
-  const value = readJsonObject(file);
+export function readReceiptSource(io: CliIo, file: string): ReceiptSource {
+  const value = readJsonObject(io, file);
   if ('orderInnerNo' in value) {
     const parsed = parseWith(orderRecordSchema, value);
     if (!parsed.ok)
@@ -42,16 +42,21 @@ export function readReceiptSource(file: string): ReceiptSource {
  * Renders a fixture or field file for `render` and `print`: receipt options from `--options` (or
  * the defaults), warnings on stderr.
  */
-export function renderFile(file: string, profile: PrinterProfile, optionsFile?: string): Rendered {
+export function renderFile(
+  io: CliIo,
+  file: string,
+  profile: PrinterProfile,
+  optionsFile?: string,
+): Rendered {
   let options = receiptOptionsSchema.parse({});
   if (optionsFile) {
-    const parsed = parseWith(receiptOptionsSchema, readJsonObject(optionsFile));
+    const parsed = parseWith(receiptOptionsSchema, readJsonObject(io, optionsFile));
     if (!parsed.ok)
       throw new AgentError('INPUT_INVALID', `${optionsFile}: ${describeIssues(parsed.issues)}`);
     options = parsed.value;
   }
-  const rendered = renderReceipt({ source: readReceiptSource(file), profile, options });
-  for (const warning of rendered.warnings) process.stderr.write(`warning: ${warning}\n`);
+  const rendered = renderReceipt({ source: readReceiptSource(io, file), profile, options });
+  for (const warning of rendered.warnings) io.stderr.write(`warning: ${warning}\n`);
   return rendered;
 }
 
@@ -67,7 +72,7 @@ export function hexDump(bytes: Uint8Array): string {
   return `${lines.join('\n')}\n`;
 }
 
-export function registerRender(program: Command): void {
+export function registerRender(program: Command, { io }: CliContext): void {
   program
     .command('render')
     .description(
@@ -91,9 +96,9 @@ export function registerRender(program: Command): void {
     )
     .action((file: string, opts: { profile: string; format: Format; options?: string }) => {
       const profile = getProfile(opts.profile);
-      const rendered = renderFile(file, profile, opts.options);
-      if (opts.format === 'text') process.stdout.write(rendered.text);
-      else if (opts.format === 'hex') process.stdout.write(hexDump(rendered.bytes));
-      else process.stdout.write(rendered.bytes);
+      const rendered = renderFile(io, file, profile, opts.options);
+      if (opts.format === 'text') io.stdout.write(rendered.text);
+      else if (opts.format === 'hex') io.stdout.write(hexDump(rendered.bytes));
+      else io.stdout.write(rendered.bytes);
     });
 }

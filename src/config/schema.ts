@@ -15,6 +15,8 @@
 import { z } from 'zod';
 import { isAgentError } from '../errors.js';
 import { CLOCK_MODES } from '../host/clock-sync.js';
+import { DEFAULT_STATE_DIR } from '../host/paths.js';
+import { LOG_LEVELS } from '../logging.js';
 import { parsePrinterUrl } from '../printer/printer-url.js';
 import { STORE_KEY_MAX } from '../protocol/envelope.js';
 import { ANTI_REPLAY_DEFAULT_DAYS, DEDUPE_LEDGER_DAYS } from '../protocol/limits.js';
@@ -26,7 +28,6 @@ import { receiptOptionsSchema } from '../receipt/options.js';
 import { loadProfiles, type PrinterProfile } from '../receipt/profile.js';
 import { crossFieldIssues } from './cross-field-rules.js';
 
-export const DEFAULT_STATE_DIR = '/var/lib/printer-agent';
 export const MAX_PRINTERS = 8;
 /** order-api §8: "interval between queries: recommended at least 10 seconds". */
 export const MIN_QUERY_INTERVAL_SEC = 10;
@@ -35,7 +36,6 @@ export const QUERY_DATA_DELAY_MINUTES = 5;
 /** order-api §8: "pageSize maximum: 100". */
 export const MAX_PAGE_SIZE = 100;
 
-export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export const CONFIRM_MODES = ['process-id', 'status', 'none'] as const;
 export const POSSIBLE_DUPLICATE_POLICIES = ['reprint-marked', 'hold'] as const;
 

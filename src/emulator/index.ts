@@ -1,17 +1,14 @@
 /**
- * The loopback printer emulator (issue 4): a virtual Epson-compatible ESC/POS printer as pure
- * logic, and on top of it the links (back-pressure, slow link, slow print, disconnect), the
- * endpoints (in-process stream, TCP, serial pty, device file), the ticket files and the control
- * interface that the CLI assembles.
+ * The loopback printer emulator (issue 4), and the room's front door: other rooms and tests import
+ * from here, never from a file behind it. It has three layers. `core/` is a virtual
+ * Epson-compatible ESC/POS printer as pure logic, bytes in and paper and replies out: the
+ * streaming decoder with one handler table per command family (`core/commands/`), the virtual
+ * paper, status replies, faults and the rendering of tickets to text and JSON. `link/` is how a
+ * host reaches it: the link with back-pressure, slow link and disconnect, the endpoints
+ * (in-process stream, TCP, serial pty, device file) and slow printing. `control/` is what the CLI
+ * assembles around it: run-time control over HTTP and stdin, and the ticket files.
  */
-export { BARCODE_SYMBOLOGIES, decodeCode128, SYMBOL_TYPES } from './barcodes.js';
-export {
-  type CodePage,
-  type CodePageTable,
-  EPSON_CODE_PAGES,
-  INTERNATIONAL_CHARACTER_SETS,
-} from './code-pages.js';
-export { hex } from './command-syntax.js';
+
 export {
   attachLineProtocol,
   type ControlResult,
@@ -19,41 +16,35 @@ export {
   EmulatorControl,
   type EmulatorParts,
   type EmulatorStatus,
+  HELP,
   type LinkChange,
   type TicketListItem,
-} from './control.js';
+} from './control/control.js';
 export {
   type ControlServer,
   type ControlServerOptions,
   startControlServer,
-} from './control-server.js';
+} from './control/control-server.js';
+export {
+  type TicketFiles,
+  TicketWriter,
+  type TicketWriterOptions,
+  type WrittenTicket,
+} from './control/ticket-writer.js';
+export { BARCODE_SYMBOLOGIES, decodeCode128, SYMBOL_TYPES } from './core/barcodes.js';
+export {
+  type CodePage,
+  type CodePageTable,
+  EPSON_CODE_PAGES,
+  INTERNATIONAL_CHARACTER_SETS,
+} from './core/code-pages.js';
+export { hex } from './core/command-syntax.js';
 export {
   type DecoderHandlers,
   type DecoderOptions,
   EscPosDecoder,
   type HostQuery,
-} from './decoder.js';
-export { duplexPair } from './duplex-pair.js';
-export {
-  createInProcessLink,
-  type Endpoint,
-  type EndpointKind,
-  type InProcessLink,
-  type LinkTarget,
-  listenTcp,
-  openDeviceEndpoint,
-  openSerialEndpoint,
-  PtyEndpoint,
-  type PtyEndpointOptions,
-  type TcpEndpoint,
-  type TcpOptions,
-} from './endpoints.js';
-export {
-  type LinkCloseReason,
-  type LinkOptions,
-  LinkSlot,
-  PrinterLink,
-} from './link.js';
+} from './core/decoder.js';
 export type {
   Alignment,
   DecodeWarning,
@@ -66,11 +57,9 @@ export type {
   TextRun,
   TextStyle,
   Ticket,
-} from './paper.js';
-export { paperGeometry, VirtualPaper } from './paper.js';
-export { DOTS_PER_MM, PrintSpeedLimiter } from './print-speed.js';
-export { hasSocat, type PtyPair, SocatMissingError, startPtyPair } from './pty-pair.js';
-export { matchRealtime, type RealtimeCommand, RealtimeScanner } from './realtime.js';
+} from './core/paper.js';
+export { paperGeometry, VirtualPaper } from './core/paper.js';
+export { matchRealtime, type RealtimeCommand, RealtimeScanner } from './core/realtime.js';
 export {
   bitmapRows,
   renderJson,
@@ -82,7 +71,7 @@ export {
   type TicketJsonOptions,
   ticketSummary,
   ticketToJson,
-} from './render.js';
+} from './core/render.js';
 export {
   asbChanged,
   asbStatus,
@@ -100,13 +89,7 @@ export {
   realtimeStatus,
   respondToQuery,
   respondToRealtime,
-} from './status.js';
-export {
-  type TicketFiles,
-  TicketWriter,
-  type TicketWriterOptions,
-  type WrittenTicket,
-} from './ticket-writer.js';
+} from './core/status.js';
 export {
   FAULT_FIELDS,
   FAULTS,
@@ -114,4 +97,27 @@ export {
   VirtualPrinter,
   type VirtualPrinterEvents,
   type VirtualPrinterOptions,
-} from './virtual-printer.js';
+} from './core/virtual-printer.js';
+export { duplexPair } from './link/duplex-pair.js';
+export {
+  createInProcessLink,
+  type Endpoint,
+  type EndpointKind,
+  type InProcessLink,
+  type LinkTarget,
+  listenTcp,
+  openDeviceEndpoint,
+  openSerialEndpoint,
+  PtyEndpoint,
+  type PtyEndpointOptions,
+  type TcpEndpoint,
+  type TcpOptions,
+} from './link/endpoints.js';
+export {
+  type LinkCloseReason,
+  type LinkOptions,
+  LinkSlot,
+  PrinterLink,
+} from './link/link.js';
+export { DOTS_PER_MM, PrintSpeedLimiter } from './link/print-speed.js';
+export { hasSocat, type PtyPair, SocatMissingError, startPtyPair } from './link/pty-pair.js';

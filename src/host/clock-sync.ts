@@ -18,8 +18,10 @@
  * cached reading at once and, when it is older than `maxAgeMs`, starts a refresh in the
  * background for the next caller. The agent awaits one `refresh()` at start.
  */
+
 import { execFile } from 'node:child_process';
 import { access } from 'node:fs/promises';
+import { errorMessage } from '../errors.js';
 
 export const CLOCK_MODES = ['detect', 'synchronized', 'unsynchronized'] as const;
 export type ClockMode = (typeof CLOCK_MODES)[number];
@@ -106,7 +108,7 @@ export class ClockSync implements ClockSource {
         (error: unknown): ClockReading => ({
           synchronized: false,
           source: 'none',
-          detail: `the clock's synchronization could not be read (${(error as Error)?.message ?? error})`,
+          detail: `the clock's synchronization could not be read (${errorMessage(error)})`,
           at: this.now(),
         }),
       )

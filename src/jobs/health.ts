@@ -15,7 +15,7 @@
  * reporter publish then.
  */
 import { EventEmitter } from 'node:events';
-import { type AgentError, isAgentError } from '../errors.js';
+import { type AgentError, errorMessage, isAgentError } from '../errors.js';
 import type { Logger } from '../logging.js';
 import type { AgentStatus, PrinterStatus } from '../protocol/print-protocol.js';
 import type { Spooler } from './spooler.js';
@@ -153,7 +153,7 @@ export class Health extends EventEmitter<{ change: [] }> {
     } catch (error) {
       const reason: Reason = isAgentError(error)
         ? error.toReason()
-        : { code: 'STORE_FAILED', message: String((error as Error)?.message ?? error) };
+        : { code: 'STORE_FAILED', message: errorMessage(error) };
       if (this.figuresFault?.message !== reason.message)
         this.log.error({ code: reason.code, err: reason.message }, 'cannot read the queue figures');
       this.figuresFault = { code: reason.code, message: `status: ${reason.message}` };

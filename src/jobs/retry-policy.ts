@@ -3,7 +3,7 @@
  * how long to wait before the next attempt, what a print failure means for the job, whether a
  * printer state allows printing, whether a job is late.
  */
-import { AgentError } from '../errors.js';
+import { AgentError, errorMessage } from '../errors.js';
 import type { JobReason } from './job.js';
 
 export interface BackoffOptions {
@@ -73,7 +73,7 @@ export type PrintFailure =
  */
 export function classifyPrintFailure(error: unknown): PrintFailure {
   if (!(error instanceof AgentError)) {
-    const detail = error instanceof Error ? error.message : String(error);
+    const detail = errorMessage(error);
     return {
       action: 'wait',
       reason: { code: 'PRINT_FAILED', message: detail },
@@ -99,7 +99,7 @@ export function classifyPrintFailure(error: unknown): PrintFailure {
 /** A permanent failure before printing (render, profile, payload): the reason to record. */
 export function failureReason(error: unknown): JobReason {
   if (error instanceof AgentError) return error.toReason();
-  const detail = error instanceof Error ? error.message : String(error);
+  const detail = errorMessage(error);
   return { code: 'RENDER_FAILED', message: detail };
 }
 

@@ -4,7 +4,7 @@
  * once the store works again. Disk full is its own code because the status reports it as a fault
  * a person can fix (free space), and because it goes away by itself when space returns.
  */
-import { AgentError } from '../errors.js';
+import { AgentError, errorMessage } from '../errors.js';
 
 /** better-sqlite3's SqliteError carries the extended result code as a string. */
 function sqliteCode(error: unknown): string | null {
@@ -22,7 +22,7 @@ export function isUniqueViolation(error: unknown): boolean {
 export function storeError(error: unknown, doing: string): AgentError {
   if (error instanceof AgentError) return error;
   const code = sqliteCode(error);
-  const detail = error instanceof Error ? error.message : String(error);
+  const detail = errorMessage(error);
   // SQLITE_FULL is both a full disk (SQLite maps ENOSPC to it) and max_page_count reached.
   if (code === 'SQLITE_FULL') {
     return new AgentError('STORE_FULL', `job database is full while ${doing}: ${detail}`, {

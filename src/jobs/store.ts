@@ -1,31 +1,20 @@
 /**
  * The durable job store (issue 6; reliability guarantees 1, 3, 4, 6, 11): one SQLite file in the
- * agent's state directory, shared by the daemon and the `jobs` CLI.
+ * agent's state directory, shared by the daemon and the `jobs` CLI. This file keeps the jobs:
+ * storing them (with their dedupe check), moving them through their states (print-protocol §6)
+ * and reading them. `JobStore` is the one face the rest of the agent sees and the only emitter of
+ * its events; the parts in `store/` sit behind it on the same connection (`store/database.ts`), so
+ * a write that spans parts is one transaction:
  *
- * - Durability: `journal_mode=WAL` and `synchronous=FULL`, set explicitly and checked, because
- *   better-sqlite3 leaves WAL at NORMAL, which can lose the last commits on power loss; a job is
- *   acknowledged to the broker only after its insert committed (guarantee 1).
- * - Concurrency: every write is a short `BEGIN IMMEDIATE` transaction (the write lock is taken up
- *   front, so a reader never has to upgrade and fail with SQLITE_BUSY_SNAPSHOT), and
- *   `busy_timeout` makes the CLI and the daemon wait for each other instead of failing. WAL lets
- *   readers run while the spooler writes.
- * - Dedupe (guarantee 3): unique keys on jobId, on orderNo for payment receipts, on commandId. An
- *   insert that hits one returns `duplicate` with the stored job and changes nothing (the caller
- *   decides whether to answer it with a `duplicate` event). Keys of pruned jobs live on in
- *   `dedupe_ledger`.
- * - Outbox (guarantee 6): every transition writes its job event (print-protocol §6) into the
- *   outbox in the same transaction, so an event is never lost nor published for a transition
- *   that did not commit.
- * - Errors (guarantee 11): SQLITE_FULL becomes STORE_FULL, anything else STORE_FAILED; both
- *   tell the inbox not to ack.
+ * - `store/dedupe.ts`: business keys, and the ledger of pruned jobs' keys (guarantee 3);
+ * - `store/outbox.ts`: events and status waiting for the broker; every transition writes its event
+ *   there in its own transaction (guarantee 6);
+ * - `store/meta.ts`: the catch-up cursor and the poller's other named values;
+ * - `store/pruning.ts`: retention's queries and the space figures.
  */
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { existsSync, mkdirSync } from 'node:fs';
-import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { AgentError } from '../errors.js';
-import { keepDatabasePrivate } from '../host/private-file.js';
 import type { OrderRecord } from '../protocol/order-record.js';
 import type {
   AgentStatus,
@@ -36,9 +25,8 @@ import type {
 } from '../protocol/print-protocol.js';
 import { DEFAULT_PRINTER_ROLE } from '../protocol/print-protocol.js';
 import type { ReceiptMarkings } from '../receipt/model.js';
-import { faultMaxPages, faultPoint, faultStoreFailing } from './fault-points.js';
+import { faultPoint } from './fault-points.js';
 import {
-  FINISHED_STATES,
   type Job,
   type JobKind,
   type JobReason,
@@ -51,45 +39,15 @@ import {
   PENDING_STATES,
   type StoredJobState,
 } from './job.js';
-import { migrate } from './migrations.js';
-import { storeError } from './sqlite-errors.js';
+import { JobDatabase, type JobStoreOptions, sqlList } from './store/database.js';
+import { Dedupe, type Duplicate, type ExistingJob } from './store/dedupe.js';
+import { Meta } from './store/meta.js';
+import { Outbox, type OutboxEntry } from './store/outbox.js';
+import { Pruning } from './store/pruning.js';
 
-export const DEFAULT_STATE_DIR = '/var/lib/printer-agent';
-export const DATABASE_FILE = 'jobs.db';
-/** The meta key of the catch-up cursor (print-protocol §8). */
-const CATCH_UP_CURSOR = 'catch-up.lastOrderNo';
-/** SQLite's own default page limit: "no limit" for our purposes. */
-const NO_PAGE_LIMIT = 4_294_967_294;
-
-export interface JobStoreOptions {
-  /** Directory of the database file; default `/var/lib/printer-agent` (systemd StateDirectory=). */
-  stateDir?: string;
-  /** Create the directory and the database when missing (the daemon); the CLI passes false. */
-  create?: boolean;
-  /** How long a write waits for the other process's transaction (daemon vs CLI). */
-  busyTimeoutMs?: number;
-  /** Cap on the database size (`max_page_count`), e.g. to protect a small SD card; null = none. */
-  maxSizeBytes?: number | null;
-  /** The clock, injectable for tests (late jobs, retention). */
-  now?: () => number;
-}
-
-export type DedupeKey = 'jobId' | 'orderNo' | 'commandId';
-
-/** What a duplicate insert found: the stored job's facts (also when only the ledger has them). */
-export interface ExistingJob {
-  id: number;
-  jobId: string;
-  orderNo: string | null;
-  commandId: string | null;
-  printer: string;
-  kind: string;
-  state: string;
-  createdAt: number;
-  printedAt: number | null;
-  /** The job row was removed by retention; only its dedupe keys remain. */
-  pruned: boolean;
-}
+export { DATABASE_FILE, DEFAULT_STATE_DIR, type JobStoreOptions } from './store/database.js';
+export type { DedupeKey, ExistingJob } from './store/dedupe.js';
+export type { OutboxEntry } from './store/outbox.js';
 
 export type InsertResult =
   | {
@@ -101,22 +59,9 @@ export type InsertResult =
        */
       replaced?: ExistingJob;
     }
-  | {
-      status: 'duplicate';
-      matchedOn: DedupeKey;
-      existing: ExistingJob;
-      /** The stored job; null when it was pruned. */
-      job: Job | null;
-    };
+  | Duplicate;
 
 export type InterruptedPolicy = 'reprint-marked' | 'hold';
-
-export interface OutboxEntry {
-  id: number;
-  kind: 'job' | 'status';
-  payload: unknown;
-  createdAt: number;
-}
 
 export interface PrinterQueueStats {
   printer: string;
@@ -179,114 +124,54 @@ interface PlannedEvent {
   withNotices?: boolean;
 }
 
-interface LedgerRow {
-  key_kind: DedupeKey;
-  job_row: number;
-  job_id: string;
-  order_no: string | null;
-  command_id: string | null;
-  printer: string;
-  kind: string;
-  state: string;
-  created_at: number;
-  printed_at: number | null;
-}
-
-const PENDING_SQL = `('${PENDING_STATES.join("','")}')`;
-const FINISHED_SQL = `('${FINISHED_STATES.join("','")}')`;
+const PENDING_SQL = sqlList(PENDING_STATES);
 
 export class JobStore extends EventEmitter<StoreEvents> {
   readonly path: string;
-  private readonly db: Database.Database;
-  private readonly now: () => number;
-  private readonly statements = new Map<string, Database.Statement>();
+  private readonly db: JobDatabase;
+  private readonly dedupe: Dedupe;
+  private readonly outbox: Outbox;
+  private readonly meta: Meta;
+  private readonly pruning: Pruning;
 
-  private constructor(db: Database.Database, path: string, now: () => number) {
+  private constructor(db: JobDatabase) {
     super();
     this.db = db;
-    this.path = path;
-    this.now = now;
+    this.path = db.path;
+    this.dedupe = new Dedupe(db);
+    this.outbox = new Outbox(db);
+    this.meta = new Meta(db);
+    this.pruning = new Pruning(db, this.dedupe);
   }
 
   /** Opens (and creates or migrates) the database; throws STORE_FAILED / STORE_FULL. */
   static open(options: JobStoreOptions = {}): JobStore {
-    const stateDir = options.stateDir ?? DEFAULT_STATE_DIR;
-    const path = join(stateDir, DATABASE_FILE);
-    const create = options.create ?? true;
-    const now = options.now ?? Date.now;
-    if (!create && !existsSync(path)) {
-      throw new AgentError(
-        'STORE_FAILED',
-        `no job database at ${path}: check --state-dir (the agent creates it on its first start)`,
-        { retryable: false },
-      );
-    }
-    let db: Database.Database | undefined;
-    try {
-      if (create) {
-        mkdirSync(stateDir, { recursive: true, mode: 0o750 });
-        keepDatabasePrivate(path, { create: true });
-      }
-      db = new Database(path, { timeout: options.busyTimeoutMs ?? 5000 });
-      configure(db, options.busyTimeoutMs ?? 5000);
-      migrate(db, now());
-      const store = new JobStore(db, path, now);
-      if (options.maxSizeBytes != null) store.setSizeLimit(options.maxSizeBytes);
-      // Disk-full test only (fault matrix row 14); inert unless PRINTER_AGENT_FAULT=max-pages:N.
-      const faultPages = faultMaxPages();
-      if (faultPages !== null) db.pragma(`max_page_count = ${faultPages}`);
-      return store;
-    } catch (error) {
-      db?.close();
-      throw storeError(error, `opening ${path}`);
-    }
+    return new JobStore(JobDatabase.open(options));
   }
 
   close(): void {
-    if (this.db.open) this.db.close();
+    this.db.close();
   }
 
   get isOpen(): boolean {
-    return this.db.open;
+    return this.db.isOpen;
   }
 
-  // Health -------------------------------------------------------------------------------------
+  // Health (store/database.ts) ------------------------------------------------------------------
 
   /** The settings that carry the durability promise, as SQLite reports them. */
-  pragmas(): {
-    journalMode: string;
-    synchronous: number;
-    busyTimeoutMs: number;
-    autoVacuum: number;
-  } {
-    return this.read('reading settings', () => ({
-      journalMode: String(this.db.pragma('journal_mode', { simple: true })),
-      synchronous: Number(this.db.pragma('synchronous', { simple: true })),
-      busyTimeoutMs: Number(this.db.pragma('busy_timeout', { simple: true })),
-      autoVacuum: Number(this.db.pragma('auto_vacuum', { simple: true })),
-    }));
+  pragmas(): ReturnType<JobDatabase['pragmas']> {
+    return this.db.pragmas();
   }
 
   /** `PRAGMA integrity_check`: `ok`, or the problems found, one per line. */
   integrityCheck(): string {
-    return this.read('checking integrity', () =>
-      (this.db.pragma('integrity_check') as Array<{ integrity_check: string }>)
-        .map((r) => r.integrity_check)
-        .join('\n'),
-    );
+    return this.db.integrityCheck();
   }
 
-  /**
-   * Caps the file size (`max_page_count`, per connection). Also how the disk-full test makes
-   * SQLite report SQLITE_FULL without filling a disk. A limit below the current size holds the
-   * database at its current size.
-   */
+  /** Caps the file size (`max_page_count`); see `JobDatabase.setSizeLimit`. */
   setSizeLimit(bytes: number | null): void {
-    this.read('setting the size limit', () => {
-      const pageSize = Number(this.db.pragma('page_size', { simple: true }));
-      const pages = bytes === null ? NO_PAGE_LIMIT : Math.max(1, Math.floor(bytes / pageSize));
-      this.db.pragma(`max_page_count = ${pages}`);
-    });
+    this.db.setSizeLimit(bytes);
   }
 
   // Inserting ----------------------------------------------------------------------------------
@@ -369,7 +254,7 @@ export class JobStore extends EventEmitter<StoreEvents> {
         ...(options.failed ? { failed: options.failed } : {}),
         ...(options.warnings ? { warnings: options.warnings } : {}),
         ...(options.advanceCursor
-          ? { alsoWrite: () => this.putMeta(CATCH_UP_CURSOR, record.orderInnerNo) }
+          ? { alsoWrite: () => this.meta.putCatchUpCursor(record.orderInnerNo) }
           : {}),
       },
     );
@@ -463,9 +348,9 @@ export class JobStore extends EventEmitter<StoreEvents> {
             `no stored receipt for order ${orderNo} to reprint (never received, or pruned)`,
           );
         }
-        const { n } = this.statement(
-          "SELECT COUNT(*) AS n FROM jobs WHERE kind = 'reprint' AND source_job = ?",
-        ).get(original.id) as { n: number };
+        const { n } = this.db
+          .statement("SELECT COUNT(*) AS n FROM jobs WHERE kind = 'reprint' AND source_job = ?")
+          .get(original.id) as { n: number };
         return {
           ...row,
           printer: spec.printer ?? original.printer,
@@ -490,12 +375,12 @@ export class JobStore extends EventEmitter<StoreEvents> {
     complete?: (row: NewJobRow) => NewJobRow,
     extra: { failed?: JobReason; warnings?: readonly JobReason[]; alsoWrite?: () => void } = {},
   ): InsertResult {
-    const result = this.write('storing a job', (): InsertResult => {
-      const now = this.now();
+    const result = this.db.write('storing a job', (): InsertResult => {
+      const now = this.db.now();
       // A duplicate changes nothing and writes nothing: whether it deserves an answer is the
       // caller's call (the MQTT inbox answers `duplicate`; catch-up re-reads its trailing window
       // every round and must not flood the service with duplicates of its own overlap).
-      const duplicate = this.findDuplicate(row);
+      const duplicate = this.dedupe.find(row);
       const failed = extra.failed ?? null;
       if (duplicate && staleCatchUpRecord(duplicate, row)) {
         // The catch-up record was only judged by the agent's own clock against catchUp.maxAgeMinutes
@@ -503,7 +388,7 @@ export class JobStore extends EventEmitter<StoreEvents> {
         // own word, judged by its own rule (freshness). It takes the row over instead of being
         // answered `duplicate`, so a clock that ran ahead cannot cost the receipt.
         const job = this.takeOver(duplicate.job!, row, failed, now);
-        this.addOutbox(
+        this.outbox.add(
           'job',
           jobEvent(job, failed ? 'failed' : 'queued', now, failed, extra.warnings),
           now,
@@ -516,32 +401,34 @@ export class JobStore extends EventEmitter<StoreEvents> {
         return duplicate;
       }
       const full = complete ? complete(row) : row;
-      const info = this.statement(
-        `INSERT INTO jobs (source, kind, job_id, order_no, command_id, printer, payload_type, payload,
+      const info = this.db
+        .statement(
+          `INSERT INTO jobs (source, kind, job_id, order_no, command_id, printer, payload_type, payload,
            state, markings, source_job, created_at, queued_at, updated_at, finished_at,
            last_error_code, last_error_message)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      ).run(
-        full.source,
-        full.kind,
-        full.jobId,
-        full.orderNo,
-        full.commandId,
-        full.printer,
-        full.payloadType,
-        full.payload,
-        failed ? 'failed' : 'queued',
-        JSON.stringify(full.markings),
-        full.sourceJob,
-        now,
-        now,
-        now,
-        failed ? now : null,
-        failed?.code ?? null,
-        failed?.message ?? null,
-      );
+        )
+        .run(
+          full.source,
+          full.kind,
+          full.jobId,
+          full.orderNo,
+          full.commandId,
+          full.printer,
+          full.payloadType,
+          full.payload,
+          failed ? 'failed' : 'queued',
+          JSON.stringify(full.markings),
+          full.sourceJob,
+          now,
+          now,
+          now,
+          failed ? now : null,
+          failed?.code ?? null,
+          failed?.message ?? null,
+        );
       const job = this.mustGet(Number(info.lastInsertRowid));
-      this.addOutbox(
+      this.outbox.add(
         'job',
         jobEvent(job, failed ? 'failed' : 'queued', now, failed, extra.warnings),
         now,
@@ -559,86 +446,29 @@ export class JobStore extends EventEmitter<StoreEvents> {
 
   /** Inside `insert`'s transaction: the row of `stale` becomes the job `row` describes. */
   private takeOver(stale: Job, row: NewJobRow, failed: JobReason | null, now: number): Job {
-    this.statement(
-      `UPDATE jobs SET source = ?, job_id = ?, payload_type = ?, payload = ?, markings = ?,
+    this.db
+      .statement(
+        `UPDATE jobs SET source = ?, job_id = ?, payload_type = ?, payload = ?, markings = ?,
          state = ?, attempts = 0, next_attempt_at = NULL, held = 0, warnings = '[]',
          last_error_code = ?, last_error_message = ?, queued_at = ?, updated_at = ?,
          finished_at = ?
        WHERE id = ?`,
-    ).run(
-      row.source,
-      row.jobId,
-      row.payloadType,
-      row.payload,
-      JSON.stringify(row.markings),
-      failed ? 'failed' : 'queued',
-      failed?.code ?? null,
-      failed?.message ?? null,
-      now,
-      now,
-      failed ? now : null,
-      stale.id,
-    );
+      )
+      .run(
+        row.source,
+        row.jobId,
+        row.payloadType,
+        row.payload,
+        JSON.stringify(row.markings),
+        failed ? 'failed' : 'queued',
+        failed?.code ?? null,
+        failed?.message ?? null,
+        now,
+        now,
+        failed ? now : null,
+        stale.id,
+      );
     return this.mustGet(stale.id);
-  }
-
-  private findDuplicate(row: NewJobRow): Extract<InsertResult, { status: 'duplicate' }> | null {
-    // print-protocol v1.1 §4: a payment receipt is one per (orderNo, printer role).
-    const receipt = row.kind === 'receipt' && row.orderNo !== null;
-    const checks: Array<[DedupeKey, string | null, string, unknown[], string | null]> = [
-      ['jobId', row.jobId, 'SELECT * FROM jobs WHERE job_id = ?', [row.jobId], row.jobId],
-      [
-        'commandId',
-        row.commandId,
-        'SELECT * FROM jobs WHERE command_id = ?',
-        [row.commandId],
-        row.commandId,
-      ],
-      [
-        'orderNo',
-        receipt ? row.orderNo : null,
-        "SELECT * FROM jobs WHERE kind = 'receipt' AND order_no = ? AND printer = ?",
-        [row.orderNo, row.printer],
-        receipt ? orderLedgerKey(row.orderNo!, row.printer) : null,
-      ],
-    ];
-    for (const [key, value, sql, args, ledgerKey] of checks) {
-      if (value === null) continue;
-      const stored = this.statement(sql).get(...args) as JobRow | undefined;
-      if (stored) {
-        const job = jobFromRow(stored);
-        return { status: 'duplicate', matchedOn: key, job, existing: existingFrom(job) };
-      }
-      const ledger = this.statement(
-        'SELECT * FROM dedupe_ledger WHERE key_kind = ? AND key = ?',
-      ).get(key, ledgerKey) as LedgerRow | undefined;
-      if (ledger) {
-        return {
-          status: 'duplicate',
-          matchedOn: key,
-          job: null,
-          existing: {
-            id: ledger.job_row,
-            jobId: ledger.job_id,
-            orderNo: ledger.order_no,
-            commandId: ledger.command_id,
-            printer: ledger.printer,
-            kind: ledger.kind,
-            state: ledger.state,
-            createdAt: ledger.created_at,
-            printedAt: ledger.printed_at,
-            pruned: true,
-          },
-        };
-      }
-    }
-    return null;
-  }
-
-  /** A job event for a message that never became a job (e.g. `rejected`, print-protocol §3). */
-  recordEvent(event: NewJobEvent): void {
-    this.write('recording an event', () => this.addOutbox('job', event, this.now()));
-    this.emit('outbox');
   }
 
   // Transitions (print-protocol §6) -----------------------------------------------------------
@@ -764,11 +594,11 @@ export class JobStore extends EventEmitter<StoreEvents> {
    * them). Only the daemon calls this, once, before its spooler starts.
    */
   recoverInterrupted(policy: InterruptedPolicy): Job[] {
-    const recovered = this.write('recovering interrupted jobs', () => {
-      const now = this.now();
-      const rows = this.statement(
-        "SELECT * FROM jobs WHERE state = 'printing' ORDER BY id",
-      ).all() as JobRow[];
+    const recovered = this.db.write('recovering interrupted jobs', () => {
+      const now = this.db.now();
+      const rows = this.db
+        .statement("SELECT * FROM jobs WHERE state = 'printing' ORDER BY id")
+        .all() as JobRow[];
       return rows.map((row) => {
         const job = jobFromRow(row);
         const markings = JSON.stringify({ ...job.markings, possibleDuplicate: true });
@@ -807,8 +637,8 @@ export class JobStore extends EventEmitter<StoreEvents> {
     plan: (job: Job, now: number) => { changes: Changes; event: PlannedEvent | null },
   ): Job {
     let wrote = false;
-    const job = this.write(`moving job ${id} to ${to}`, () => {
-      const now = this.now();
+    const job = this.db.write(`moving job ${id} to ${to}`, () => {
+      const now = this.db.now();
       const current = this.mustGet(id);
       if (!from.includes(current.state)) {
         throw new AgentError(
@@ -835,11 +665,11 @@ export class JobStore extends EventEmitter<StoreEvents> {
     const entries = Object.entries(plan.changes) as Array<[keyof Changes, unknown]>;
     const columns = ['state', 'updated_at', ...entries.map(([k]) => k)];
     const sql = `UPDATE jobs SET ${columns.map((c) => `${c} = ?`).join(', ')} WHERE id = ?`;
-    this.statement(sql).run(to, now, ...entries.map(([, v]) => v), current.id);
+    this.db.statement(sql).run(to, now, ...entries.map(([, v]) => v), current.id);
     const updated = this.mustGet(current.id);
     if (plan.event) {
       const warnings = plan.event.withNotices ? updated.notices : [];
-      this.addOutbox(
+      this.outbox.add(
         'job',
         jobEvent(updated, plan.event.state, now, plan.event.reason, warnings),
         now,
@@ -851,15 +681,17 @@ export class JobStore extends EventEmitter<StoreEvents> {
   // Reading ------------------------------------------------------------------------------------
 
   get(id: number): Job | null {
-    return this.read('reading a job', () => {
-      const row = this.statement('SELECT * FROM jobs WHERE id = ?').get(id) as JobRow | undefined;
+    return this.db.read('reading a job', () => {
+      const row = this.db.statement('SELECT * FROM jobs WHERE id = ?').get(id) as
+        | JobRow
+        | undefined;
       return row ? jobFromRow(row) : null;
     });
   }
 
   getByJobId(jobId: string): Job | null {
-    return this.read('reading a job', () => {
-      const row = this.statement('SELECT * FROM jobs WHERE job_id = ?').get(jobId) as
+    return this.db.read('reading a job', () => {
+      const row = this.db.statement('SELECT * FROM jobs WHERE job_id = ?').get(jobId) as
         | JobRow
         | undefined;
       return row ? jobFromRow(row) : null;
@@ -881,7 +713,7 @@ export class JobStore extends EventEmitter<StoreEvents> {
    * order and role). What a `reprint` without `printer` reprints.
    */
   getReceipt(orderNo: string, role?: string | null): Job | null {
-    return this.read('reading a job', () => {
+    return this.db.read('reading a job', () => {
       const row = this.receiptRow(orderNo, role ?? null);
       return row ? jobFromRow(row) : null;
     });
@@ -889,14 +721,16 @@ export class JobStore extends EventEmitter<StoreEvents> {
 
   private receiptRow(orderNo: string, role: string | null): JobRow | undefined {
     if (role !== null) {
-      return this.statement(
-        "SELECT * FROM jobs WHERE kind = 'receipt' AND order_no = ? AND printer = ?",
-      ).get(orderNo, role) as JobRow | undefined;
+      return this.db
+        .statement("SELECT * FROM jobs WHERE kind = 'receipt' AND order_no = ? AND printer = ?")
+        .get(orderNo, role) as JobRow | undefined;
     }
-    return this.statement(
-      `SELECT * FROM jobs WHERE kind = 'receipt' AND order_no = ?
+    return this.db
+      .statement(
+        `SELECT * FROM jobs WHERE kind = 'receipt' AND order_no = ?
        ORDER BY printer = '${DEFAULT_PRINTER_ROLE}' DESC, id LIMIT 1`,
-    ).get(orderNo) as JobRow | undefined;
+      )
+      .get(orderNo) as JobRow | undefined;
   }
 
   list(options: ListOptions = {}): Job[] {
@@ -911,28 +745,32 @@ export class JobStore extends EventEmitter<StoreEvents> {
       args.push(options.printer);
     }
     const sql = `SELECT * FROM jobs ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id DESC LIMIT ?`;
-    return this.read('listing jobs', () =>
-      (this.statement(sql).all(...args, options.limit ?? 100) as JobRow[]).map(jobFromRow),
+    return this.db.read('listing jobs', () =>
+      (this.db.statement(sql).all(...args, options.limit ?? 100) as JobRow[]).map(jobFromRow),
     );
   }
 
   /** The head of a printer's FIFO: the oldest queued or waiting job that is not held. */
   head(printer: string): Job | null {
-    return this.read('reading the queue', () => {
-      const row = this.statement(
-        "SELECT * FROM jobs WHERE printer = ? AND state IN ('queued', 'waiting') AND held = 0 ORDER BY id LIMIT 1",
-      ).get(printer) as JobRow | undefined;
+    return this.db.read('reading the queue', () => {
+      const row = this.db
+        .statement(
+          "SELECT * FROM jobs WHERE printer = ? AND state IN ('queued', 'waiting') AND held = 0 ORDER BY id LIMIT 1",
+        )
+        .get(printer) as JobRow | undefined;
       return row ? jobFromRow(row) : null;
     });
   }
 
   /** Printers that have pending jobs, configured or not (an unknown role is worth reporting). */
   pendingPrinters(): string[] {
-    return this.read('reading the queue', () =>
+    return this.db.read('reading the queue', () =>
       (
-        this.statement(
-          `SELECT DISTINCT printer FROM jobs WHERE state IN ${PENDING_SQL} ORDER BY printer`,
-        ).all() as Array<{ printer: string }>
+        this.db
+          .statement(
+            `SELECT DISTINCT printer FROM jobs WHERE state IN ${PENDING_SQL} ORDER BY printer`,
+          )
+          .all() as Array<{ printer: string }>
       ).map((r) => r.printer),
     );
   }
@@ -944,13 +782,15 @@ export class JobStore extends EventEmitter<StoreEvents> {
    * held for a person, is left alone. Returns the jobs it changed.
    */
   markUnrouted(role: string, reason: JobReason): Job[] {
-    const changed = this.write(`parking jobs for role ${role}`, () => {
-      const now = this.now();
-      const rows = this.statement(
-        `SELECT * FROM jobs WHERE printer = ? AND held = 0 AND (state = 'queued'
+    const changed = this.db.write(`parking jobs for role ${role}`, () => {
+      const now = this.db.now();
+      const rows = this.db
+        .statement(
+          `SELECT * FROM jobs WHERE printer = ? AND held = 0 AND (state = 'queued'
            OR (state = 'waiting' AND (last_error_code IS NULL OR last_error_code <> ?)))
          ORDER BY id`,
-      ).all(role, reason.code) as JobRow[];
+        )
+        .all(role, reason.code) as JobRow[];
       return rows.map((row) =>
         this.applyTransition(jobFromRow(row), 'waiting', now, {
           changes: { next_attempt_at: now, ...errorColumns(reason) },
@@ -963,7 +803,7 @@ export class JobStore extends EventEmitter<StoreEvents> {
   }
 
   countByState(): Record<StoredJobState, number> {
-    return this.read('counting jobs', () => {
+    return this.db.read('counting jobs', () => {
       const counts: Record<StoredJobState, number> = {
         queued: 0,
         waiting: 0,
@@ -972,9 +812,9 @@ export class JobStore extends EventEmitter<StoreEvents> {
         unconfirmed: 0,
         failed: 0,
       };
-      for (const r of this.statement(
-        'SELECT state, COUNT(*) AS n FROM jobs GROUP BY state',
-      ).all() as Array<{
+      for (const r of this.db
+        .statement('SELECT state, COUNT(*) AS n FROM jobs GROUP BY state')
+        .all() as Array<{
         state: StoredJobState;
         n: number;
       }>)
@@ -985,8 +825,8 @@ export class JobStore extends EventEmitter<StoreEvents> {
 
   /** Queue figures per printer for the status message (print-protocol §7). */
   queueStats(printers: readonly string[] = []): PrinterQueueStats[] {
-    return this.read('reading queue statistics', () => {
-      const now = this.now();
+    return this.db.read('reading queue statistics', () => {
+      const now = this.db.now();
       const stats = new Map<string, PrinterQueueStats>();
       const entry = (printer: string) => {
         let s = stats.get(printer);
@@ -997,324 +837,120 @@ export class JobStore extends EventEmitter<StoreEvents> {
         return s;
       };
       for (const p of printers) entry(p);
-      const pending = this.statement(
-        `SELECT printer, COUNT(*) AS n, SUM(held) AS held, MIN(created_at) AS oldest
+      const pending = this.db
+        .statement(
+          `SELECT printer, COUNT(*) AS n, SUM(held) AS held, MIN(created_at) AS oldest
          FROM jobs WHERE state IN ${PENDING_SQL} GROUP BY printer`,
-      ).all() as Array<{ printer: string; n: number; held: number; oldest: number }>;
+        )
+        .all() as Array<{ printer: string; n: number; held: number; oldest: number }>;
       for (const r of pending) {
         const s = entry(r.printer);
         s.pending = r.n;
         s.held = r.held;
         s.oldestPendingSec = Math.max(0, Math.floor((now - r.oldest) / 1000));
       }
-      const printed = this.statement(
-        "SELECT printer, MAX(printed_at) AS at FROM jobs WHERE state = 'printed' GROUP BY printer",
-      ).all() as Array<{ printer: string; at: number }>;
+      const printed = this.db
+        .statement(
+          "SELECT printer, MAX(printed_at) AS at FROM jobs WHERE state = 'printed' GROUP BY printer",
+        )
+        .all() as Array<{ printer: string; at: number }>;
       for (const r of printed) entry(r.printer).lastPrintedAt = r.at;
       return [...stats.values()].sort((a, b) => a.printer.localeCompare(b.printer));
     });
   }
+  // Outbox (store/outbox.ts) --------------------------------------------------------------------
 
-  // Outbox (guarantee 6) -------------------------------------------------------------------------
+  /** A job event for a message that never became a job (e.g. `rejected`, print-protocol §3). */
+  recordEvent(event: NewJobEvent): void {
+    this.outbox.recordEvent(event);
+    this.emit('outbox');
+  }
 
   /** Status is retained: only the newest unpublished one matters, so it replaces older ones. */
   appendStatus(status: AgentStatus): void {
-    this.write('storing a status', () => {
-      this.statement("DELETE FROM outbox WHERE kind = 'status'").run();
-      this.addOutbox('status', status, this.now());
-    });
+    this.outbox.appendStatus(status);
     this.emit('outbox');
   }
 
   /** The oldest unpublished entries, in the order they were written. */
   drainOutbox(limit = 100): OutboxEntry[] {
-    return this.read('reading the outbox', () =>
-      (
-        this.statement('SELECT * FROM outbox ORDER BY id LIMIT ?').all(limit) as Array<{
-          id: number;
-          kind: 'job' | 'status';
-          payload: string;
-          created_at: number;
-        }>
-      ).map((r) => ({
-        id: r.id,
-        kind: r.kind,
-        payload: JSON.parse(r.payload) as unknown,
-        createdAt: r.created_at,
-      })),
-    );
+    return this.outbox.drain(limit);
   }
 
   /** Removes published entries (after the broker's PUBACK). */
   ackOutbox(ids: readonly number[]): void {
-    if (ids.length === 0) return;
-    this.write('acknowledging outbox entries', () => {
-      const del = this.statement('DELETE FROM outbox WHERE id = ?');
-      for (const id of ids) del.run(id);
-    });
+    this.outbox.ack(ids);
   }
 
   outboxSize(): number {
-    return this.read('reading the outbox', () => {
-      const r = this.statement('SELECT COUNT(*) AS n FROM outbox').get() as { n: number };
-      return r.n;
-    });
+    return this.outbox.size();
   }
 
-  /**
-   * A job event gets its `eventId` here (print-protocol v1.1 §6): written with the event, so every
-   * redelivery of it carries the same id and no two events share one.
-   */
-  private addOutbox(kind: 'job' | 'status', payload: unknown, now: number): void {
-    const body =
-      kind === 'job' && typeof payload === 'object' && payload !== null
-        ? { eventId: randomUUID(), ...payload }
-        : payload;
-    this.statement('INSERT INTO outbox (kind, payload, created_at) VALUES (?, ?, ?)').run(
-      kind,
-      JSON.stringify(body),
-      now,
-    );
-  }
-
-  // Meta -----------------------------------------------------------------------------------------
+  // Meta (store/meta.ts) ------------------------------------------------------------------------
 
   getMeta(key: string): string | null {
-    return this.read('reading meta', () => {
-      const r = this.statement('SELECT value FROM meta WHERE key = ?').get(key) as
-        | { value: string }
-        | undefined;
-      return r?.value ?? null;
-    });
+    return this.meta.get(key);
   }
 
   setMeta(key: string, value: string): void {
-    this.write('writing meta', () => this.putMeta(key, value));
-  }
-
-  /** Inside a write transaction. */
-  private putMeta(key: string, value: string): void {
-    this.statement(
-      'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
-    ).run(key, value);
+    this.meta.set(key, value);
   }
 
   /** The catch-up cursor: the last order number seen (print-protocol §8). */
   getCatchUpCursor(): string | null {
-    return this.getMeta(CATCH_UP_CURSOR);
+    return this.meta.catchUpCursor();
   }
 
   setCatchUpCursor(orderNo: string): void {
-    this.setMeta(CATCH_UP_CURSOR, orderNo);
+    this.meta.setCatchUpCursor(orderNo);
   }
 
   /** Forgets the cursor (the service does not know it): the next catch-up reads by time range. */
   clearCatchUpCursor(): void {
-    this.write('writing meta', () => {
-      this.statement('DELETE FROM meta WHERE key = ?').run(CATCH_UP_CURSOR);
-    });
+    this.meta.clearCatchUpCursor();
   }
 
-  // Retention ------------------------------------------------------------------------------------
+  // Retention (store/pruning.ts) ----------------------------------------------------------------
 
-  /**
-   * One batch of retention: deletes up to `batchSize` finished jobs (printed, unconfirmed, failed)
-   * that finished before `before`, moving their dedupe keys to the ledger so that a replay still
-   * meets `duplicate`. Originals of pending reprints are kept. Small batches keep each write
-   * transaction short: the spooler and the inbox never wait long for the lock.
-   */
+  /** One batch of retention: finished jobs that finished before `before`, keys to the ledger. */
   pruneFinished(before: number, batchSize = 200): number {
-    return this.pruneWhere(
-      `state IN ${FINISHED_SQL} AND finished_at < ?`,
-      [before],
-      batchSize,
-      'pruning finished jobs',
-    );
+    return this.pruning.pruneFinished(before, batchSize);
   }
 
   /** `jobs purge --printed-before`: printed jobs printed before `before`, in batches; returns the count. */
   purgePrinted(before: number, batchSize = 500): number {
-    let total = 0;
-    for (;;) {
-      const n = this.pruneWhere(
-        "state = 'printed' AND printed_at < ?",
-        [before],
-        batchSize,
-        'purging printed jobs',
-      );
-      total += n;
-      if (n < batchSize) return total;
-    }
-  }
-
-  private pruneWhere(where: string, args: number[], batchSize: number, doing: string): number {
-    return this.write(doing, () => {
-      const now = this.now();
-      const rows = this.statement(
-        `SELECT * FROM jobs WHERE ${where}
-           AND id NOT IN (SELECT source_job FROM jobs
-                          WHERE source_job IS NOT NULL AND state IN ${PENDING_SQL})
-         ORDER BY id LIMIT ?`,
-      ).all(...args, batchSize) as JobRow[];
-      const ledger = this.statement(
-        `INSERT OR REPLACE INTO dedupe_ledger
-           (key_kind, key, job_row, job_id, order_no, command_id, printer, kind, state, created_at, printed_at, pruned_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      );
-      const del = this.statement('DELETE FROM jobs WHERE id = ?');
-      for (const r of rows) {
-        const keys: Array<[DedupeKey, string | null]> = [
-          ['jobId', r.job_id],
-          ['commandId', r.command_id],
-          [
-            'orderNo',
-            r.kind === 'receipt' && r.order_no !== null
-              ? orderLedgerKey(r.order_no, r.printer)
-              : null,
-          ],
-        ];
-        for (const [kind, key] of keys) {
-          if (key === null) continue;
-          ledger.run(
-            kind,
-            key,
-            r.id,
-            r.job_id,
-            r.order_no,
-            r.command_id,
-            r.printer,
-            r.kind,
-            r.state,
-            r.created_at,
-            r.printed_at,
-            now,
-          );
-        }
-        del.run(r.id);
-      }
-      return rows.length;
-    });
+    return this.pruning.purgePrinted(before, batchSize);
   }
 
   /** One batch of ledger retention: forgets dedupe keys pruned before `before`. */
   pruneLedger(before: number, batchSize = 500): number {
-    return this.write('pruning the dedupe ledger', () => {
-      const info = this.statement(
-        `DELETE FROM dedupe_ledger WHERE (key_kind, key) IN
-           (SELECT key_kind, key FROM dedupe_ledger WHERE pruned_at < ? LIMIT ?)`,
-      ).run(before, batchSize);
-      return info.changes;
-    });
+    return this.pruning.pruneLedger(before, batchSize);
   }
 
-  /**
-   * Returns up to `pages` free pages to the file system (`auto_vacuum=INCREMENTAL`). Never a full
-   * VACUUM: that rewrites the whole file under an exclusive lock. Without this call the freed
-   * pages are reused by later inserts anyway, so the file stays bounded either way.
-   */
+  /** Returns up to `pages` free pages to the file system; never a full VACUUM. */
   incrementalVacuum(pages = 256): void {
-    this.read('vacuuming', () => {
-      this.db.pragma(`incremental_vacuum(${Math.max(1, Math.floor(pages))})`);
-    });
+    this.pruning.incrementalVacuum(pages);
   }
 
   /** Free pages in the file (`freelist_count`) and its size in pages. */
   spaceStats(): { pageSize: number; pages: number; freePages: number } {
-    return this.read('reading space statistics', () => ({
-      pageSize: Number(this.db.pragma('page_size', { simple: true })),
-      pages: Number(this.db.pragma('page_count', { simple: true })),
-      freePages: Number(this.db.pragma('freelist_count', { simple: true })),
-    }));
+    return this.pruning.spaceStats();
   }
 
   // Plumbing -------------------------------------------------------------------------------------
 
-  private statement(sql: string): Database.Statement {
-    let s = this.statements.get(sql);
-    if (!s) {
-      s = this.db.prepare(sql);
-      this.statements.set(sql, s);
-    }
-    return s;
-  }
-
   private mustGet(id: number): Job {
-    const row = this.statement('SELECT * FROM jobs WHERE id = ?').get(id) as JobRow | undefined;
+    const row = this.db.statement('SELECT * FROM jobs WHERE id = ?').get(id) as JobRow | undefined;
     if (!row) throw new AgentError('JOB_NOT_FOUND', `no job with id ${id}`);
     return jobFromRow(row);
   }
-
-  /** A write transaction, `BEGIN IMMEDIATE`, with driver errors mapped to catalogue codes. */
-  private write<T>(doing: string, fn: () => T): T {
-    try {
-      failIfInjected();
-      return this.db.transaction(fn).immediate();
-    } catch (error) {
-      throw storeError(error, doing);
-    }
-  }
-
-  private read<T>(doing: string, fn: () => T): T {
-    try {
-      failIfInjected();
-      return fn();
-    } catch (error) {
-      throw storeError(error, doing);
-    }
-  }
 }
 
-function configure(db: Database.Database, busyTimeoutMs: number): void {
-  // auto_vacuum takes effect only before the first table exists: new files get INCREMENTAL so
-  // retention can hand pages back without a VACUUM; older files keep what they have.
-  const pages = Number(db.pragma('page_count', { simple: true }));
-  if (pages === 0) db.pragma('auto_vacuum = INCREMENTAL');
-  const mode = String(db.pragma('journal_mode = WAL', { simple: true }));
-  db.pragma('synchronous = FULL');
-  db.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
-  // Truncate the WAL after checkpoints: its size stays bounded under continuous load.
-  db.pragma(`journal_size_limit = ${64 * 1024 * 1024}`);
-  const synchronous = Number(db.pragma('synchronous', { simple: true }));
-  if (mode !== 'wal' || synchronous !== 2) {
-    throw new AgentError(
-      'STORE_FAILED',
-      `the job database refused WAL with synchronous=FULL (journal_mode=${mode}, synchronous=${synchronous}): it would not be durable`,
-      { retryable: false },
-    );
-  }
-}
-
-/** The dedupe ledger's key of a receipt: one per order and printer role (a role has no '/'). */
-function orderLedgerKey(orderNo: string, role: string): string {
-  return `${role}/${orderNo}`;
-}
-
-/**
- * Fault test only (guarantee 11 with the agent as a child process): while the file named by
- * `PRINTER_AGENT_FAULT=store-fails-while:PATH` exists, every read and write fails like an I/O
- * error. Inert unless that variable is set (src/jobs/fault-points.ts).
- */
-function failIfInjected(): void {
-  if (faultStoreFailing()) {
-    throw Object.assign(new Error('disk I/O error (injected: PRINTER_AGENT_FAULT)'), {
-      code: 'SQLITE_IOERR',
-    });
-  }
-}
-
-/**
- * The database file holds customer data: created 0600 before SQLite opens it (SQLite gives the WAL
- * and shared-memory files the database file's mode), and an existing one (from an older agent, or
- * loosened by hand) tightened, with its -wal and -shm. Best effort on files someone else owns.
- */
 /**
  * A signed MQTT instruction meeting, for the same order and role, a catch-up record stored
  * `failed` STALE_ORDER that never printed (decision 131).
  */
-function staleCatchUpRecord(
-  duplicate: Extract<InsertResult, { status: 'duplicate' }>,
-  row: NewJobRow,
-): boolean {
+function staleCatchUpRecord(duplicate: Duplicate, row: NewJobRow): boolean {
   const job = duplicate.job;
   return (
     duplicate.matchedOn === 'orderNo' &&
@@ -1330,19 +966,4 @@ function staleCatchUpRecord(
 
 function errorColumns(reason: JobReason): Changes {
   return { last_error_code: reason.code, last_error_message: reason.message };
-}
-
-function existingFrom(job: Job): ExistingJob {
-  return {
-    id: job.id,
-    jobId: job.jobId,
-    orderNo: job.orderNo,
-    commandId: job.commandId,
-    printer: job.printer,
-    kind: job.kind,
-    state: job.state,
-    createdAt: job.createdAt,
-    printedAt: job.printedAt,
-    pruned: false,
-  };
 }

@@ -20,7 +20,7 @@
 import { EventEmitter } from 'node:events';
 import { readFileSync } from 'node:fs';
 import mqtt, { type IClientOptions, type IPublishPacket, type MqttClient } from 'mqtt';
-import { AgentError } from '../errors.js';
+import { AgentError, errorMessage } from '../errors.js';
 import { tlsFailure } from '../host/tls-failure.js';
 import type { Logger } from '../logging.js';
 
@@ -58,7 +58,6 @@ export interface MqttConnectionEvents {
 export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
   readonly client: MqttClient;
   private attempts = 0;
-  private holding = false;
   /** This attempt's TLS failure is logged already. */
   private tlsLogged = false;
 
@@ -107,7 +106,7 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
       // handle() catches what the inbox throws; this catch is for a bug in handle itself, which
       // must not become an unhandled rejection (reliability guarantee 11: the daemon stays up).
       this.handle(packet, callback).catch((error: unknown) =>
-        this.log.error({ err: error }, 'message handling failed'),
+        this.log.error({ err: errorMessage(error) }, 'message handling failed'),
       );
     };
     this.client.on('connect', (connack) => {
@@ -115,7 +114,7 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
       this.client.options.reconnectPeriod = options.reconnectMinMs;
       this.log.info({ sessionPresent: connack.sessionPresent }, 'connected to the broker');
       this.client.subscribe(options.subscriptions, { qos: 1 }, (error) => {
-        if (error) this.log.error({ err: error }, 'subscribe failed');
+        if (error) this.log.error({ err: errorMessage(error) }, 'subscribe failed');
       });
       this.emit('connect', connack.sessionPresent === true);
     });
@@ -133,11 +132,11 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
       // A failed TLS check is logged once per attempt as an error naming the check and the fix
       // (tls-failure.ts); mqtt.js reports it twice and then retries like any other failure.
       const failure = tlsFailure(error, { clientCertificate: tls?.certFile !== undefined });
-      if (!failure) return this.log.warn({ err: error }, 'broker connection error');
+      if (!failure) return this.log.warn({ err: errorMessage(error) }, 'broker connection error');
       if (this.tlsLogged) return;
       this.tlsLogged = true;
       this.log.error(
-        { err: error, tlsCheck: failure.check, fix: failure.fix },
+        { err: errorMessage(error), tlsCheck: failure.check, fix: failure.fix },
         `broker TLS check failed (${failure.check}): ${failure.reason}; not connected, will retry`,
       );
     });
@@ -158,7 +157,7 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
         if (!this.emit('message', packet.topic, payload, settle)) settle('hold');
       });
     } catch (error) {
-      this.log.error({ err: error }, 'message handler failed');
+      this.log.error({ err: errorMessage(error) }, 'message handler failed');
       disposition = 'hold';
     }
     if (disposition === 'ack') {
@@ -167,14 +166,13 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
     }
     // Not stored: no PUBACK. Drop the connection so the broker keeps the message in the session
     // and redelivers it when we are back (holding the ack would stall every message behind it).
-    if (this.holding) return;
-    this.holding = true;
+    // Several messages held on one connection destroy it once: a destroyed stream ignores it.
+    if (this.client.stream?.destroyed) return;
     this.log.warn(
       { topic: packet.topic },
       'message not stored: not acknowledged; reconnecting for redelivery',
     );
     this.client.stream?.destroy();
-    this.holding = false;
   }
 
   publish(topic: string, payload: string, options: { retain: boolean }): Promise<void> {

@@ -8,7 +8,7 @@
  * and events, so a failure (the broker gone, the store unreadable while the status is built) is
  * logged and tried again later, never an unhandled rejection that would end the daemon.
  */
-import { type AgentError, isAgentError } from '../errors.js';
+import { type AgentError, errorMessage, isAgentError } from '../errors.js';
 import type { JobStore } from '../jobs/store.js';
 import type { Logger } from '../logging.js';
 import { type AgentStatus, lastWill } from '../protocol/print-protocol.js';
@@ -60,7 +60,7 @@ export class Reporter {
   /** `connected()` from an event: never rejects. */
   connectedSoon(): void {
     this.connected().catch((error: unknown) =>
-      this.log.error({ err: (error as Error)?.message ?? String(error) }, 'reporting failed'),
+      this.log.error({ err: errorMessage(error) }, 'reporting failed'),
     );
   }
 
@@ -73,7 +73,7 @@ export class Reporter {
   /** Fire and forget, from timers and events: never rejects. */
   publishStatusSoon(force = false): void {
     this.publishStatus(force).catch((error: unknown) =>
-      this.log.error({ err: (error as Error)?.message ?? String(error) }, 'status not published'),
+      this.log.error({ err: errorMessage(error) }, 'status not published'),
     );
   }
 
@@ -85,7 +85,7 @@ export class Reporter {
       status = this.options.status();
     } catch (error) {
       // The agent's status() reports store errors itself; this is the last line of defence.
-      this.log.error({ err: (error as Error)?.message ?? String(error) }, 'status not built');
+      this.log.error({ err: errorMessage(error) }, 'status not built');
       return;
     }
     // `at` changes every time; compare the rest.
@@ -97,7 +97,7 @@ export class Reporter {
       });
       this.lastStatus = key;
     } catch (error) {
-      this.log.warn({ err: (error as Error).message }, 'status not published');
+      this.log.warn({ err: errorMessage(error) }, 'status not published');
     }
   }
 
@@ -146,7 +146,7 @@ export class Reporter {
         this.retryTimer.unref();
       } else {
         this.log.warn(
-          { err: (error as Error).message },
+          { err: errorMessage(error) },
           'job events not published yet; retrying after reconnect',
         );
       }

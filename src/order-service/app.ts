@@ -18,7 +18,7 @@ import Fastify, {
   type FastifyInstance,
   type FastifyReply,
 } from 'fastify';
-import { AgentError, isAgentError } from '../errors.js';
+import { AgentError, errorMessage, isAgentError } from '../errors.js';
 import type { Logger } from '../logging.js';
 import {
   buildResponse,
@@ -252,7 +252,7 @@ export function buildApp(
         if (name !== null) return reject(reply, error, name);
       } else if (error.statusCode !== undefined && error.statusCode < 500)
         return send(reply, 'ENVELOPE_INVALID', null, 'body: must be a JSON object');
-      log?.error({ err: error }, 'order service failure');
+      log?.error({ err: errorMessage(error) }, 'order service failure');
       return send(reply, 'SERVICE_ERROR', null, undefined, 500);
     },
   );

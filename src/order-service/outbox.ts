@@ -4,6 +4,7 @@
  * timer until the publisher accepts it. Publishing twice is harmless (QoS 1 is at-least-once
  * anyway; the agent dedupes by jobId and orderNo), losing one is not.
  */
+import { errorMessage } from '../errors.js';
 import type { Logger } from '../logging.js';
 import type { InstructionPublisher } from './publisher.js';
 import type { OrderStore } from './store.js';
@@ -48,7 +49,7 @@ export class Outbox {
           );
           this.store.markPublished(entry.id);
         } catch (error) {
-          const message = error instanceof Error ? error.message : String(error);
+          const message = errorMessage(error);
           this.store.markFailed(entry.id, message);
           this.log?.warn({ jobId: entry.jobId, err: message }, 'print instruction kept in outbox');
           // Stop at the first failure: the broker is likely down, and order must be kept.

@@ -9,7 +9,7 @@
 import { constants } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { AgentError } from '../errors.js';
+import { AgentError, errorMessage } from '../errors.js';
 import { BaseTransport } from './transport.js';
 
 const RETRY_MS = 20;
@@ -116,7 +116,7 @@ export class FileTransport extends BaseTransport {
         }
         throw new AgentError(
           'PRINTER_DISCONNECTED',
-          `${this.description}: ${code || (error as Error).message}`,
+          `${this.description}: ${code || errorMessage(error)}`,
           { cause: error },
         );
       }

@@ -6,10 +6,8 @@
  * we hold the printer and give it back on close, so `/dev/usb/lp0` reappears for other programs.
  *
  * The `usb` package is reached through a small backend (`UsbBackend`: enumeration and unplug
- * notices) and a device interface (`UsbPrinterDevice`) that lists exactly the members of usb 3.1's
- * `UsbDevice` used here, with the same names and signatures. The real device object is passed
- * through as is (the compiler checks that it fits), and tests put a fake device behind the very
- * same boundary, since there is no USB bus on the build machines.
+ * notices) and a device interface (`UsbPrinterDevice`), both in usb-device.ts; tests put a fake
+ * device behind the same boundary.
  *
  * Why it never blocks the event loop: every call that does I/O (`open`, `claimInterface`,
  * transfers...) runs on the package's own worker threads (tokio `spawn_blocking`, not libuv's pool
@@ -17,117 +15,16 @@
  * `serialNumber` getters, which come from sysfs on Linux; we read them once, after `open()`.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { AgentError } from '../errors.js';
+import { AgentError, errorMessage } from '../errors.js';
 import { BaseTransport } from './transport.js';
-
-/** What the transport needs to know about an endpoint (a subset of WebUSB's USBEndpoint). */
-export interface UsbEndpointInfo {
-  readonly endpointNumber: number;
-  /** `'in'` or `'out'`. */
-  readonly direction: string;
-  /** `'bulk'`, `'interrupt'`, `'isochronous'`. */
-  readonly type: string;
-  readonly packetSize: number;
-}
-
-export interface UsbInterfaceInfo {
-  readonly interfaceNumber: number;
-  /** Alternate setting 0, the one a claimed interface starts in. */
-  readonly alternate: {
-    readonly interfaceClass: number;
-    readonly endpoints: readonly UsbEndpointInfo[];
-  };
-}
-
-export interface UsbConfigurationInfo {
-  readonly configurationValue: number;
-  readonly interfaces: readonly UsbInterfaceInfo[];
-}
-
-/**
- * Exactly the members of usb 3.1's `UsbDevice` this transport uses, same names and signatures.
- * Errors are plain `Error`s whose message names the operation and the cause, e.g.
- * `transferOut error: Cancelled` (the transfer's timeout expired), `... Stall`, `... Disconnected`.
- *
- * Transfers go through `nativeTransferOut/In` rather than the WebUSB-style `transferOut/In`
- * wrappers: those only repackage the result (their `status` is never `'stall'`, errors throw
- * anyway), and `transferIn` wraps the bytes as `new DataView(res.buffer)`, which ignores the
- * array's offset and length.
- */
-export interface UsbPrinterDevice {
-  readonly vendorId: number;
-  readonly productId: number;
-  /** Getter; may need the device open on some platforms, and may throw. */
-  readonly serialNumber: string | null;
-  /** Getter; throws `configuration error: ...` when the device is not configured. */
-  readonly configuration: UsbConfigurationInfo | null;
-  readonly configurations: readonly UsbConfigurationInfo[];
-  open(): Promise<void>;
-  close(): Promise<void>;
-  selectConfiguration(configurationValue: number): Promise<void>;
-  /** Linux only; fails when no kernel driver is bound to the interface. */
-  detachKernelDriver(interfaceNumber: number): Promise<void>;
-  attachKernelDriver(interfaceNumber: number): Promise<void>;
-  claimInterface(interfaceNumber: number): Promise<void>;
-  releaseInterface(interfaceNumber: number): Promise<void>;
-  clearHalt(direction: 'in' | 'out', endpointNumber: number): Promise<void>;
-  /**
-   * Resolves with the number of bytes written; rejects when `timeout` ms pass first, and then
-   * does not say how many bytes of this transfer went out. One transfer per endpoint at a time.
-   */
-  nativeTransferOut(endpointNumber: number, timeout: number, data: Uint8Array): Promise<number>;
-  /** Resolves with up to `length` bytes; rejects when `timeout` ms pass in silence. */
-  nativeTransferIn(
-    endpointNumber: number,
-    timeout: number,
-    length: number,
-  ): Promise<Uint8Array | null>;
-}
-
-export interface UsbBackend {
-  /** Every connected device with these ids (the caller chooses by serial number). */
-  findDevices(vendorId: number, productId: number): Promise<UsbPrinterDevice[]>;
-  /**
-   * Calls `onDetach` when this device is unplugged; returns a function that stops listening.
-   * Optional: without it, an unplug is noticed by the next transfer.
-   */
-  watchDetach?(device: UsbPrinterDevice, onDetach: () => void): () => void;
-}
-
-/**
- * The real backend, on the `usb` package. It is loaded on first use, so the other transports keep
- * working where its native binary is missing.
- */
-export function createUsbPackageBackend(): UsbBackend {
-  let lib: typeof import('usb') | undefined;
-  const handles = new WeakMap<UsbPrinterDevice, string>();
-  return {
-    async findDevices(vendorId, productId) {
-      lib ??= await import('usb');
-      // `usb` is the package's WebUSB object built with `allowAllDevices: true`: no
-      // requestDevice() permission step. `findDeviceByIds` exists too but returns only the first
-      // match, and we need them all to choose by serial number.
-      const all = await lib.usb.getDevices();
-      const matching = all.filter((d) => d.vendorId === vendorId && d.productId === productId);
-      // Each enumeration returns new objects; unplug events name devices by `handle`.
-      for (const device of matching) handles.set(device, device.handle);
-      return matching;
-    },
-    watchDetach(device, onDetach) {
-      const usb = lib?.usb;
-      const handle = handles.get(device);
-      if (!usb || handle === undefined) return () => undefined;
-      // Subscribing starts the package's hotplug watcher, which keeps the process alive: stop it
-      // on close. It also lists devices without catching failures (an unhandled rejection when
-      // /sys/bus/usb is missing), so it only ever happens after a successful enumeration.
-      const listener = (event: { device?: { handle?: string } }) => {
-        if (event.device?.handle === handle) onDetach();
-      };
-      usb.addEventListener('disconnect', listener);
-      return () => usb.removeEventListener('disconnect', listener);
-    },
-  };
-}
+import {
+  createUsbPackageBackend,
+  type UsbBackend,
+  type UsbConfigurationInfo,
+  type UsbEndpointInfo,
+  type UsbInterfaceInfo,
+  type UsbPrinterDevice,
+} from './usb-device.js';
 
 export interface UsbTransportOptions {
   /** Defaults to the `usb` package. */
@@ -173,7 +70,7 @@ type Failure = 'timeout' | 'stall' | 'gone' | 'other';
  * unplug as a protocol error before the disconnect arrives, and reopening recovers any real fault.
  */
 function classify(error: unknown): Failure {
-  const text = error instanceof Error ? error.message : String(error);
+  const text = errorMessage(error);
   if (/cancel+ed|timed? ?out|LIBUSB_ERROR_TIMEOUT/i.test(text)) return 'timeout';
   if (/stall|LIBUSB_ERROR_PIPE/i.test(text)) return 'stall';
   if (
@@ -181,10 +78,6 @@ function classify(error: unknown): Failure {
   )
     return 'gone';
   return 'other';
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 function hex4(n: number): string {
@@ -255,7 +148,7 @@ export class UsbTransport extends BaseTransport {
   }
 
   private unreachable(why: string, cause?: unknown): AgentError {
-    const hint = /permission|access denied|EACCES|os error 13/i.test(messageOf(cause))
+    const hint = /permission|access denied|EACCES|os error 13/i.test(errorMessage(cause))
       ? ' (is there a udev rule giving this service access to the printer?)'
       : '';
     return new AgentError('PRINTER_UNREACHABLE', `${this.description}: ${why}${hint}`, {
@@ -270,7 +163,7 @@ export class UsbTransport extends BaseTransport {
     try {
       devices = await this.backend.findDevices(vendorId, productId);
     } catch (cause) {
-      throw this.unreachable(`cannot list USB devices: ${messageOf(cause)}`, cause);
+      throw this.unreachable(`cannot list USB devices: ${errorMessage(cause)}`, cause);
     }
     const candidates =
       serialNumber === null ? devices : devices.filter((d) => serialOf(d) === serialNumber);
@@ -292,7 +185,7 @@ export class UsbTransport extends BaseTransport {
     try {
       await device.open();
     } catch (cause) {
-      throw this.unreachable(`cannot open the device: ${messageOf(cause)}`, cause);
+      throw this.unreachable(`cannot open the device: ${errorMessage(cause)}`, cause);
     }
     let detached: number | null = null;
     let claimed: number | null = null;
@@ -309,7 +202,7 @@ export class UsbTransport extends BaseTransport {
       } catch (error) {
         if (
           !/no kernel driver|not attached|ENODATA|no data available|os error 61|unsupported|not supported/i.test(
-            messageOf(error),
+            errorMessage(error),
           )
         )
           detachError = error;
@@ -320,9 +213,9 @@ export class UsbTransport extends BaseTransport {
         const detach =
           detachError === undefined
             ? ''
-            : `; detaching its kernel driver failed: ${messageOf(detachError)}`;
+            : `; detaching its kernel driver failed: ${errorMessage(detachError)}`;
         throw this.unreachable(
-          `cannot claim interface ${number}: ${messageOf(cause)}${detach}`,
+          `cannot claim interface ${number}: ${errorMessage(cause)}${detach}`,
           cause,
         );
       }
@@ -337,7 +230,7 @@ export class UsbTransport extends BaseTransport {
       if (detached !== null) await device.attachKernelDriver(detached).catch(noop);
       await device.close().catch(noop);
       if (error instanceof AgentError) throw error;
-      throw this.unreachable(messageOf(error), error);
+      throw this.unreachable(errorMessage(error), error);
     }
   }
 
@@ -351,7 +244,7 @@ export class UsbTransport extends BaseTransport {
     try {
       await device.selectConfiguration(value);
     } catch (cause) {
-      throw this.unreachable(`cannot select configuration ${value}: ${messageOf(cause)}`, cause);
+      throw this.unreachable(`cannot select configuration ${value}: ${errorMessage(cause)}`, cause);
     }
     const config = safeConfiguration(device);
     if (!config) throw this.unreachable(`configuration ${value} did not become active`);
@@ -519,14 +412,14 @@ export class UsbTransport extends BaseTransport {
             'TRANSPORT_TIMEOUT',
             `${this.description}: ${sent} of ${data.length} bytes taken, then the printer ${
               failure === 'stall' ? 'stalled the endpoint' : 'stopped taking data'
-            }; up to ${chunk.length} more may have reached it (${messageOf(error)})`,
+            }; up to ${chunk.length} more may have reached it (${errorMessage(error)})`,
             { cause: error, details: facts(chunk.length) },
           );
         }
         this.lose(session, error);
         throw new AgentError(
           'PRINTER_DISCONNECTED',
-          `${this.description}: the link dropped after ${sent} of ${data.length} bytes (${messageOf(error)})`,
+          `${this.description}: the link dropped after ${sent} of ${data.length} bytes (${errorMessage(error)})`,
           { cause: error, details: facts(chunk.length) },
         );
       }
@@ -540,7 +433,7 @@ export class UsbTransport extends BaseTransport {
     if (session.ending || this.session !== session) return;
     const reason = new AgentError(
       'PRINTER_DISCONNECTED',
-      `${this.description}: the link dropped (${messageOf(error)})`,
+      `${this.description}: the link dropped (${errorMessage(error)})`,
       { cause: error },
     );
     session.loseWith(reason);

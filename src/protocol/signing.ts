@@ -8,7 +8,7 @@
  */
 import { readFileSync } from 'node:fs';
 import NodeRSA, { type NodeRSAOptions } from 'node-rsa';
-import { AgentError } from '../errors.js';
+import { AgentError, errorMessage } from '../errors.js';
 
 export const SIGNATURE_SCHEMES = ['RSA-SHA256', 'RSA-PSS-SHA256'] as const;
 export type SignatureScheme = (typeof SIGNATURE_SCHEMES)[number];
@@ -72,7 +72,7 @@ export function parseKey(pem: string, kind: 'private' | 'public', source = 'inli
     });
   } catch (cause) {
     // node-rsa's messages describe the structure (e.g. an EC key's OID), never the key bytes.
-    const detail = cause instanceof Error ? cause.message : String(cause);
+    const detail = errorMessage(cause);
     throw new AgentError('KEY_INVALID', `${source}: not a usable RSA key (${detail})`, { cause });
   }
   const bits = rsa.getKeySize();

@@ -2,7 +2,7 @@
  * The receipt room's front door: an order (print instruction or order record) and a printer
  * profile in; the model, the layout, ESC/POS bytes and the text twin out, with every warning.
  */
-import { AgentError } from '../errors.js';
+import { AgentError, errorMessage } from '../errors.js';
 import type { OrderRecord } from '../protocol/order-record.js';
 import type { PrintInstruction } from '../protocol/print-protocol.js';
 import { charsetFor } from './charset.js';
@@ -64,7 +64,7 @@ export function renderReceipt(input: RenderInput): Rendered {
     };
   } catch (cause) {
     if (cause instanceof AgentError) throw cause;
-    const detail = cause instanceof Error ? cause.message : String(cause);
+    const detail = errorMessage(cause);
     throw new AgentError('RENDER_FAILED', `cannot render the receipt: ${detail}`, { cause });
   }
 }

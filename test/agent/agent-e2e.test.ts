@@ -127,6 +127,9 @@ for (const protocolVersion of [5, 4] as const) {
       });
       await new Promise<void>((resolve) => client.once('connect', () => resolve()));
       await client.subscribeAsync([t.job, t.status], { qos: 1 });
+      // Agent.start returns before the broker connection is up: until the agent subscribed, an
+      // instruction would find no session to wait in. Its online status comes after the SUBSCRIBE.
+      await waitFor('the agent online', () => status?.online === true, 20_000);
     });
 
     after(async () => {

@@ -188,6 +188,9 @@ describe('catch-up end to end', { skip: skipWithoutMosquitto() }, () => {
     agent = await startAgent();
     // First start: no cursor (a round at once) and a new session (another one); let both finish.
     await waitFor('the start-up rounds', () => rounds.length >= 1 && !agent!.catchUp!.busy, 20_000);
+    // Subscribed (its online status follows the SUBSCRIBE): instructions from here on wait in
+    // its session instead of finding none.
+    await waitFor('the agent online', () => statuses.some((s) => s.online === true), 20_000);
   });
 
   after(async () => {
@@ -298,7 +301,11 @@ describe('catch-up end to end', { skip: skipWithoutMosquitto() }, () => {
       offline.push(await service.create(`Offline ${i}`));
       clock.advance(1000);
     }
-    await waitFor('every instruction handed to the broker', () => service.app.outbox.size() === 0);
+    await waitFor(
+      'every instruction handed to the broker',
+      () => service.app.outbox.size() === 0,
+      20_000,
+    );
 
     // The broker restarts without persistence: the session and its 300 instructions are gone.
     await broker.restart();

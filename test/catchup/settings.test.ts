@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { settingsFrom } from '../../src/cli/run.js';
+import { settingsFrom } from '../../src/config/agent-settings.js';
 import { loadConfig } from '../../src/config/load.js';
 import { fileConfig, workspace } from '../config/fixtures.js';
 

@@ -1,14 +1,16 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
-import { ROOT, runCli } from '../helpers/cli.js';
+import { ROOT, runCli, runCliInProcess } from '../helpers/cli.js';
 
 const STORE_KEY = 'sk-cli-test-secret-5d1f';
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
 
+// Through the real entry (src/cli.ts in a child process): the spawn smoke tests. The rest of the
+// CLI tests run the same program in-process (test/helpers/cli.ts).
 describe('printer-agent --help and --version', () => {
   it('lists the commands that exist', () => {
     const r = runCli(['--help']);
@@ -23,11 +25,11 @@ describe('printer-agent --help and --version', () => {
     assert.equal(r.stdout.trim(), pkg.version);
   });
 
-  it('exits 2 on an unknown command or a missing option', () => {
+  it('exits 2 on an unknown command or a missing option', async () => {
     const unknown = runCli(['frobnicate']);
     assert.equal(unknown.status, 2);
     assert.match(unknown.stderr, /unknown command 'frobnicate'/);
-    const missing = runCli(['keys', 'generate']);
+    const missing = await runCliInProcess(['keys', 'generate']);
     assert.equal(missing.status, 2);
     assert.match(missing.stderr, /--out/);
   });
@@ -58,9 +60,16 @@ describe('keys, sign and verify', () => {
     paymentTransactionId: 'M-1',
   };
 
-  before(() => {
+  before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'pa-cli-'));
-    const r = runCli(['keys', 'generate', '--out', join(dir, 'keys'), '--name', 'service']);
+    const r = await runCliInProcess([
+      'keys',
+      'generate',
+      '--out',
+      join(dir, 'keys'),
+      '--name',
+      'service',
+    ]);
     assert.equal(r.status, 0, r.stderr);
     writeFileSync(join(dir, 'order.json'), JSON.stringify(order, null, 2));
     writeFileSync(join(dir, 'store-key.txt'), `${STORE_KEY}\n`);
@@ -76,11 +85,27 @@ describe('keys, sign and verify', () => {
     assert.match(readFileSync(priv, 'utf8'), /^-----BEGIN PRIVATE KEY-----/);
   });
 
-  it('keys generate refuses to overwrite without --force and replaces with it', () => {
-    const again = runCli(['keys', 'generate', '--out', join(dir, 'keys'), '--name', 'service']);
+  it('takes relative paths from the directory it runs in', async () => {
+    const r = await runCliInProcess(['keys', 'generate', '--out', 'relative', '--name', 'r'], {
+      cwd: dir,
+    });
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.stdout.split('\n')[1], `public key:  ${join(dir, 'relative', 'r-public.pem')}`);
+    assert.equal(statSync(join(dir, 'relative', 'r-private.pem')).mode & 0o777, 0o600);
+  });
+
+  it('keys generate refuses to overwrite without --force and replaces with it', async () => {
+    const again = await runCliInProcess([
+      'keys',
+      'generate',
+      '--out',
+      join(dir, 'keys'),
+      '--name',
+      'service',
+    ]);
     assert.equal(again.status, 1);
     assert.match(again.stderr, /^INPUT_INVALID: .*already exists; use --force/);
-    const tooShort = runCli([
+    const tooShort = await runCliInProcess([
       'keys',
       'generate',
       '--out',
@@ -93,7 +118,7 @@ describe('keys, sign and verify', () => {
     assert.equal(tooShort.status, 1);
     assert.match(tooShort.stderr, /^INPUT_INVALID: bits: must be an integer between 2048/);
     const previous = readFileSync(join(dir, 'keys', 'service-public.pem'), 'utf8');
-    const forced = runCli([
+    const forced = await runCliInProcess([
       'keys',
       'generate',
       '--out',
@@ -111,8 +136,8 @@ describe('keys, sign and verify', () => {
     assert.equal(statSync(join(dir, 'keys', 'service-private.pem')).mode & 0o777, 0o600);
   });
 
-  it('sign prints an envelope whose param is the compact JSON and which verify accepts', () => {
-    const signed = runCli([
+  it('sign prints an envelope whose param is the compact JSON and which verify accepts', async () => {
+    const signed = await runCliInProcess([
       'sign',
       '--key',
       join(dir, 'keys', 'service-private.pem'),
@@ -136,7 +161,7 @@ describe('keys, sign and verify', () => {
     assert.equal(envelope.param, JSON.stringify(order));
     writeFileSync(join(dir, 'envelope.json'), signed.stdout);
 
-    const verified = runCli(
+    const verified = await runCliInProcess(
       [
         'verify',
         '--pub',
@@ -156,7 +181,7 @@ describe('keys, sign and verify', () => {
     assert.ok(!verified.stdout.includes(STORE_KEY), 'verify must not print the storeKey');
   });
 
-  it('verify rejects a tampered param, a wrong store key and an invalid param with typed codes', () => {
+  it('verify rejects a tampered param, a wrong store key and an invalid param with typed codes', async () => {
     const envelope = JSON.parse(readFileSync(join(dir, 'envelope.json'), 'utf8')) as {
       param: string;
     };
@@ -165,11 +190,14 @@ describe('keys, sign and verify', () => {
       ...envelope,
       param: envelope.param.replace('15000', '15001'),
     });
+    // A typed failure through the real entry, the envelope on a piped stdin (spawn smoke test).
     const r1 = runCli(['verify', '--pub', pub, '-'], { input: tampered });
     assert.equal(r1.status, 1);
     assert.match(r1.stderr, /^SIGNATURE_INVALID: /);
+    const r1InProcess = await runCliInProcess(['verify', '--pub', pub, '-'], { input: tampered });
+    assert.deepEqual(r1InProcess, { ...r1, stdoutBytes: Buffer.alloc(0) }, 'the same answer');
 
-    const r2 = runCli([
+    const r2 = await runCliInProcess([
       'verify',
       '--pub',
       pub,
@@ -185,7 +213,7 @@ describe('keys, sign and verify', () => {
       join(dir, 'bad-order.json'),
       JSON.stringify({ ...order, productInfo: [{ productName: 'X', price: 1, quantity: 1001 }] }),
     );
-    const r3 = runCli([
+    const r3 = await runCliInProcess([
       'sign',
       '--key',
       join(dir, 'keys', 'service-private.pem'),
@@ -204,8 +232,8 @@ describe('keys, sign and verify', () => {
     );
   });
 
-  it('sign and verify report unreadable inputs and bad options clearly', () => {
-    const noKey = runCli([
+  it('sign and verify report unreadable inputs and bad options clearly', async () => {
+    const noKey = await runCliInProcess([
       'sign',
       '--key',
       join(dir, 'missing.pem'),
@@ -220,11 +248,11 @@ describe('keys, sign and verify', () => {
       noKey.stderr,
       /^KEY_FILE_MISSING: .*missing\.pem: cannot read private key file \(ENOENT\)/,
     );
-    const badScheme = runCli(['verify', '--pub', 'x', '--scheme', 'MD5', 'y']);
+    const badScheme = await runCliInProcess(['verify', '--pub', 'x', '--scheme', 'MD5', 'y']);
     assert.equal(badScheme.status, 2);
     assert.match(badScheme.stderr, /must be one of RSA-SHA256, RSA-PSS-SHA256/);
     writeFileSync(join(dir, 'not-json.json'), '{oops');
-    const notJson = runCli([
+    const notJson = await runCliInProcess([
       'sign',
       '--key',
       join(dir, 'keys', 'service-private.pem'),
@@ -236,5 +264,41 @@ describe('keys, sign and verify', () => {
     ]);
     assert.equal(notJson.status, 1);
     assert.match(notJson.stderr, /^INPUT_INVALID: .*not-json\.json: is not valid JSON/);
+  });
+});
+
+describe('the program in a process it shares', () => {
+  it('commands reach the process only through the I/O they are given', () => {
+    // What the in-process tests rely on: a command that wrote to process.stdout, read
+    // process.env or set process.exitCode would act on the test process instead. Signals and
+    // process.exit stay with the long-running commands, which tests run as child processes.
+    const dir = join(ROOT, 'src', 'cli');
+    const offences: string[] = [];
+    for (const name of readdirSync(dir).filter((n) => n.endsWith('.ts') && n !== 'io.ts')) {
+      readFileSync(join(dir, name), 'utf8')
+        .split('\n')
+        .forEach((line, i) => {
+          // A library function's default when its caller gives none (runDoctor) is allowed.
+          const code = line.replace(/\?\? process\.(env|cwd\(\))/g, '');
+          if (/process\.(stdout|stderr|stdin|env|cwd|exitCode|argv)\b/.test(code))
+            offences.push(`src/cli/${name}:${i + 1}: ${line.trim()}`);
+        });
+    }
+    assert.deepEqual(offences, []);
+  });
+
+  it('leaves the exit code, the directory and the environment of this process alone', async () => {
+    const exitCode = process.exitCode;
+    const cwd = process.cwd();
+    const env = { ...process.env };
+    const r = await runCliInProcess(['config', 'check'], {
+      env: { PRINTER_AGENT_CONFIG: join(tmpdir(), 'pa-no-such-dir', 'config.json') },
+      cwd: tmpdir(),
+    });
+    assert.equal(r.status, 1);
+    assert.match(r.stderr, /^CONFIG_MISSING: .*pa-no-such-dir\/config\.json/);
+    assert.equal(process.exitCode, exitCode);
+    assert.deepEqual({ ...process.env }, env);
+    assert.equal(process.cwd(), cwd);
   });
 });

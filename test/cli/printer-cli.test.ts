@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import {
@@ -8,24 +7,12 @@ import {
   type TcpEndpoint,
   VirtualPrinter,
 } from '../../src/emulator/index.js';
-import { ROOT } from '../helpers/cli.js';
+import { runCliInProcess } from '../helpers/cli.js';
 import { ORDERS_DIR } from '../helpers/receipts.js';
 
-/** Runs the CLI without blocking this process, which hosts the emulator the CLI talks to. */
-function cli(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), ...args],
-      { cwd: ROOT },
-    );
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d));
-    child.stderr.on('data', (d: Buffer) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (status) => resolve({ status, stdout, stderr }));
-  });
+/** Runs the CLI in this process, which hosts the emulator the CLI talks to. */
+function cli(args: string[]) {
+  return runCliInProcess(args);
 }
 
 describe('printer-agent status and print against the emulator', () => {

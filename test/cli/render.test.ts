@@ -1,17 +1,16 @@
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { ROOT, runCli } from '../helpers/cli.js';
+import { runCliInProcess } from '../helpers/cli.js';
 import { ORDERS_DIR } from '../helpers/receipts.js';
 
 describe('printer-agent render', () => {
   const fixture = join(ORDERS_DIR, 'table-offline-simple.json');
 
-  it('prints the text twin of an instruction on the chosen profile', () => {
-    const r = runCli(['render', fixture, '--profile', 'generic-58mm']);
+  it('prints the text twin of an instruction on the chosen profile', async () => {
+    const r = await runCliInProcess(['render', fixture, '--profile', 'generic-58mm']);
     assert.equal(r.status, 0, r.stderr);
     const lines = r.stdout.split('\n');
     assert.ok(
@@ -25,32 +24,34 @@ describe('printer-agent render', () => {
     );
   });
 
-  it('renders an order record as well', () => {
-    const r = runCli(['render', join(ORDERS_DIR, 'record-options-remark.json')]);
+  it('renders an order record as well', async () => {
+    const r = await runCliInProcess(['render', join(ORDERS_DIR, 'record-options-remark.json')]);
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stdout, /^Milk tea \(Large\)$/m);
     assert.match(r.stdout, /\+ Toppings: Pearls/);
   });
 
-  it('writes raw ESC/POS bytes starting with ESC @ and ending with the cut', () => {
-    const entry = ['--import', 'tsx', join(ROOT, 'src', 'cli.ts')];
-    const r = spawnSync(process.execPath, [...entry, 'render', fixture, '--format', 'escpos'], {
-      cwd: ROOT,
-    });
-    assert.equal(r.status, 0, r.stderr.toString());
-    const bytes = r.stdout;
+  it('writes raw ESC/POS bytes starting with ESC @ and ending with the cut', async () => {
+    const r = await runCliInProcess(['render', fixture, '--format', 'escpos']);
+    assert.equal(r.status, 0, r.stderr);
+    const bytes = r.stdoutBytes;
     assert.deepEqual([...bytes.subarray(0, 2)], [0x1b, 0x40]);
     assert.deepEqual([...bytes.subarray(-4)], [0x1d, 0x56, 0x42, 0x00]);
   });
 
-  it('writes a hex dump with offsets', () => {
-    const r = runCli(['render', fixture, '--format', 'hex']);
+  it('writes a hex dump with offsets', async () => {
+    const r = await runCliInProcess(['render', fixture, '--format', 'hex']);
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stdout, /^000000 {2}1b 40 /);
   });
 
-  it('prints warnings on stderr and keeps stdout the receipt', () => {
-    const r = runCli(['render', join(ORDERS_DIR, 'table-cjk.json'), '--profile', 'generic-80mm']);
+  it('prints warnings on stderr and keeps stdout the receipt', async () => {
+    const r = await runCliInProcess([
+      'render',
+      join(ORDERS_DIR, 'table-cjk.json'),
+      '--profile',
+      'generic-80mm',
+    ]);
     assert.equal(r.status, 0);
     assert.match(
       r.stderr,
@@ -59,22 +60,22 @@ describe('printer-agent render', () => {
     assert.ok(!r.stdout.includes('warning'));
   });
 
-  it('applies receipt options from a file and rejects bad ones by path', () => {
+  it('applies receipt options from a file and rejects bad ones by path', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'pa-render-'));
     writeFileSync(
       join(dir, 'opts.json'),
       JSON.stringify({ header: ['My Store'], money: { display: 'code' } }),
     );
-    const ok = runCli(['render', fixture, '--options', join(dir, 'opts.json')]);
+    const ok = await runCliInProcess(['render', fixture, '--options', join(dir, 'opts.json')]);
     assert.equal(ok.status, 0, ok.stderr);
     assert.match(ok.stdout, /^ +My Store$/m);
     writeFileSync(join(dir, 'bad.json'), JSON.stringify({ money: { currency: 'peso' } }));
-    const bad = runCli(['render', fixture, '--options', join(dir, 'bad.json')]);
+    const bad = await runCliInProcess(['render', fixture, '--options', join(dir, 'bad.json')]);
     assert.equal(bad.status, 1);
     assert.match(bad.stderr, /^INPUT_INVALID: .*money\.currency: must be an ISO 4217 code/m);
   });
 
-  it('rejects invalid orders with the field path, unknown profiles and unknown formats', () => {
+  it('rejects invalid orders with the field path, unknown profiles and unknown formats', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'pa-render-'));
     const file = join(dir, 'bad.json');
     writeFileSync(
@@ -91,7 +92,7 @@ describe('printer-agent render', () => {
         },
       }),
     );
-    const invalid = runCli(['render', file]);
+    const invalid = await runCliInProcess(['render', file]);
     assert.equal(invalid.status, 1);
     assert.match(
       invalid.stderr,
@@ -100,16 +101,16 @@ describe('printer-agent render', () => {
     const neither = join(dir, 'neither.json');
     writeFileSync(neither, '{"hello":1}');
     assert.match(
-      runCli(['render', neither]).stderr,
+      (await runCliInProcess(['render', neither])).stderr,
       /^INPUT_INVALID: .*must be a print instruction/,
     );
-    const profile = runCli(['render', fixture, '--profile', 'nope']);
+    const profile = await runCliInProcess(['render', fixture, '--profile', 'nope']);
     assert.equal(profile.status, 1);
     assert.match(
       profile.stderr,
       /^PROFILE_MISSING: profile "nope": not found; known: .*generic-58mm/,
     );
-    const format = runCli(['render', fixture, '--format', 'pdf']);
+    const format = await runCliInProcess(['render', fixture, '--format', 'pdf']);
     assert.equal(format.status, 2);
   });
 });

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, afterEach, beforeEach, describe, it } from 'node:test';
-import { type CliResult, ROOT, runCli } from '../helpers/cli.js';
+import { type CliResult, ROOT, runCliInProcess } from '../helpers/cli.js';
 import {
   FILE_STORE_KEY,
   fileConfig,
@@ -26,12 +26,12 @@ beforeEach(() => {
 afterEach(() => ws.cleanup());
 after(() => assert.deepEqual(findLeaks(captured), [], 'a secret leaked into CLI output'));
 
-/** Runs the CLI with no PRINTER_AGENT_* variables but those given. */
-function cli(args: string[], env: NodeJS.ProcessEnv = {}): CliResult {
+/** Runs the CLI (in this process) with no PRINTER_AGENT_* variables but those given. */
+async function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
   const clean = Object.fromEntries(
     Object.entries(process.env).filter(([name]) => !name.startsWith('PRINTER_AGENT_')),
   );
-  const result = runCli(args, { env: { ...clean, ...env } });
+  const result = await runCliInProcess(args, { env: { ...clean, ...env } });
   captured.push(result.stdout, result.stderr);
   return result;
 }
@@ -43,27 +43,27 @@ function snapshot(path: string) {
 }
 
 describe('config check', () => {
-  it('exits 0 with `config OK: FILE`', () => {
-    const r = cli(['config', 'check', '--config', ws.configPath]);
+  it('exits 0 with `config OK: FILE`', async () => {
+    const r = await cli(['config', 'check', '--config', ws.configPath]);
     assert.equal(r.status, 0, r.stderr);
     assert.equal(r.stdout, `config OK: ${ws.configPath}\n`);
     assert.equal(r.stderr, '');
   });
 
-  it('finds the file through PRINTER_AGENT_CONFIG', () => {
-    const r = cli(['config', 'check'], { PRINTER_AGENT_CONFIG: ws.configPath });
+  it('finds the file through PRINTER_AGENT_CONFIG', async () => {
+    const r = await cli(['config', 'check'], { PRINTER_AGENT_CONFIG: ws.configPath });
     assert.equal(r.status, 0, r.stderr);
     assert.equal(r.stdout, `config OK: ${ws.configPath}\n`);
   });
 
-  it('exits 1 printing every problem as `path: message`, secrets never', () => {
+  it('exits 1 printing every problem as `path: message`, secrets never', async () => {
     const raw = fileConfig();
     delete raw.storeKeyFile;
     raw.storeKey = STORE_KEY.repeat(4); // too long, and a secret
     Object.assign(raw.mqtt as object, { url: `mqtt://u:${MQTT_PASSWORD}@b`, protocolVersion: 3 });
     (raw.printers as Record<string, unknown>[])[1]!.id = 'receipt';
     ws.writeConfig(raw);
-    const r = cli(['config', 'check', '--config', ws.configPath]);
+    const r = await cli(['config', 'check', '--config', ws.configPath]);
     assert.equal(r.status, 1);
     assert.equal(r.stdout, '');
     assert.deepEqual(r.stderr.trimEnd().split('\n'), [
@@ -75,9 +75,9 @@ describe('config check', () => {
     ]);
   });
 
-  it('prints warnings on stderr and still passes', () => {
+  it('prints warnings on stderr and still passes', async () => {
     ws.file('store-key', `${FILE_STORE_KEY}\n`, 0o604);
-    const r = cli(['config', 'check', '--config', ws.configPath]);
+    const r = await cli(['config', 'check', '--config', ws.configPath]);
     assert.equal(r.status, 0, r.stderr);
     assert.match(
       r.stderr,
@@ -85,11 +85,11 @@ describe('config check', () => {
     );
   });
 
-  it('catch-up over http to a non-loopback host: exit 1 saying why and how to fix it (§8)', () => {
+  it('catch-up over http to a non-loopback host: exit 1 saying why and how to fix it (§8)', async () => {
     const raw = fileConfig();
     raw.catchUp = { baseUrl: 'http://192.0.2.10:8080' };
     ws.writeConfig(raw);
-    const r = cli(['config', 'check', '--config', ws.configPath]);
+    const r = await cli(['config', 'check', '--config', ws.configPath]);
     assert.equal(r.status, 1);
     assert.equal(r.stdout, '');
     const [line, summary] = r.stderr.trimEnd().split('\n');
@@ -100,11 +100,11 @@ describe('config check', () => {
     assert.equal(summary, `CONFIG_INVALID: ${ws.configPath}: 1 problem`);
   });
 
-  it('catch-up with the lab switch: accepted, with a loud warning', () => {
+  it('catch-up with the lab switch: accepted, with a loud warning', async () => {
     const raw = fileConfig();
     raw.catchUp = { baseUrl: 'http://192.0.2.10:8080', allowInsecureHttp: true };
     ws.writeConfig(raw);
-    const r = cli(['config', 'check', '--config', ws.configPath]);
+    const r = await cli(['config', 'check', '--config', ws.configPath]);
     assert.equal(r.status, 0, r.stderr);
     assert.equal(r.stdout, `config OK: ${ws.configPath}\n`);
     assert.match(
@@ -113,9 +113,9 @@ describe('config check', () => {
     );
   });
 
-  it('broken JSON: exit 1 naming the file and position', () => {
+  it('broken JSON: exit 1 naming the file and position', async () => {
     ws.writeConfig(`{"appId": "A1", "storeKey": "${STORE_KEY}" "mqtt": {}}`);
-    const r = cli(['config', 'check', '--config', ws.configPath]);
+    const r = await cli(['config', 'check', '--config', ws.configPath]);
     assert.equal(r.status, 1);
     assert.match(
       r.stderr,
@@ -125,21 +125,21 @@ describe('config check', () => {
     );
   });
 
-  it('missing file: exit 1 with CONFIG_MISSING', () => {
+  it('missing file: exit 1 with CONFIG_MISSING', async () => {
     const path = join(ws.dir, 'nope.json');
-    const r = cli(['config', 'check', '--config', path]);
+    const r = await cli(['config', 'check', '--config', path]);
     assert.equal(r.status, 1);
     assert.match(r.stderr, new RegExp(`^CONFIG_MISSING: ${path}: no such file`));
   });
 });
 
 describe('config show', () => {
-  it('prints the effective config with environment and defaults, secrets as ***', () => {
+  it('prints the effective config with environment and defaults, secrets as ***', async () => {
     const raw = fileConfig();
     delete raw.storeKeyFile;
     raw.storeKey = STORE_KEY;
     ws.writeConfig(raw);
-    const r = cli(['config', 'show', '--config', ws.configPath], {
+    const r = await cli(['config', 'show', '--config', ws.configPath], {
       PRINTER_AGENT_LOG_LEVEL: 'debug',
     });
     assert.equal(r.status, 0, r.stderr);
@@ -154,9 +154,9 @@ describe('config show', () => {
 });
 
 describe('config set', () => {
-  it('writes the value (parsed as JSON), keeps the rest, and leaves the file 0600', () => {
+  it('writes the value (parsed as JSON), keeps the rest, and leaves the file 0600', async () => {
     ws.writeConfig(fileConfig(), 0o644);
-    const r = cli(['config', 'set', 'mqtt.keepaliveSec', '45', '--config', ws.configPath]);
+    const r = await cli(['config', 'set', 'mqtt.keepaliveSec', '45', '--config', ws.configPath]);
     assert.equal(r.status, 0, r.stderr);
     assert.equal(r.stdout, `${ws.configPath}: mqtt.keepaliveSec updated\n`);
     assert.equal(statSync(ws.configPath).mode & 0o777, 0o600);
@@ -165,7 +165,7 @@ describe('config set', () => {
     (expected.mqtt as Record<string, unknown>).keepaliveSec = 45;
     assert.deepEqual(written, expected);
 
-    const text = cli([
+    const text = await cli([
       'config',
       'set',
       'printers[1].url',
@@ -178,12 +178,12 @@ describe('config set', () => {
       printers: { url: string }[];
     };
     assert.equal(again.printers[1]!.url, 'serial:/dev/ttyUSB0', 'not JSON: taken as a string');
-    assert.equal(cli(['config', 'check', '--config', ws.configPath]).status, 0);
+    assert.equal((await cli(['config', 'check', '--config', ws.configPath])).status, 0);
   });
 
-  it('refuses an invalid value without touching the file', () => {
+  it('refuses an invalid value without touching the file', async () => {
     const before = snapshot(ws.configPath);
-    const r = cli(['config', 'set', 'mqtt.protocolVersion', '3', '--config', ws.configPath]);
+    const r = await cli(['config', 'set', 'mqtt.protocolVersion', '3', '--config', ws.configPath]);
     assert.equal(r.status, 1);
     assert.equal(r.stdout, '');
     assert.equal(
@@ -193,36 +193,43 @@ describe('config set', () => {
     assert.deepEqual(snapshot(ws.configPath), before);
   });
 
-  it('refuses a secret that breaks a rule without printing it', () => {
+  it('refuses a secret that breaks a rule without printing it', async () => {
     const before = snapshot(ws.configPath);
-    const r = cli(['config', 'set', 'storeKey', STORE_KEY, '--config', ws.configPath]);
+    const r = await cli(['config', 'set', 'storeKey', STORE_KEY, '--config', ws.configPath]);
     assert.equal(r.status, 1);
     assert.match(r.stderr, /^storeKeyFile: give storeKey or storeKeyFile, not both$/m);
     assert.deepEqual(snapshot(ws.configPath), before);
   });
 
-  it('refuses unknown keys and dangerous paths', () => {
+  it('refuses unknown keys and dangerous paths', async () => {
     const before = snapshot(ws.configPath);
-    const unknown = cli(['config', 'set', 'mqtt.urll', 'x', '--config', ws.configPath]);
+    const unknown = await cli(['config', 'set', 'mqtt.urll', 'x', '--config', ws.configPath]);
     assert.equal(unknown.status, 1);
     assert.match(unknown.stderr, /^mqtt: unknown setting "urll"/m);
-    const proto = cli(['config', 'set', '__proto__.polluted', '1', '--config', ws.configPath]);
+    const proto = await cli([
+      'config',
+      'set',
+      '__proto__.polluted',
+      '1',
+      '--config',
+      ws.configPath,
+    ]);
     assert.equal(proto.status, 1);
     assert.match(proto.stderr, /^INPUT_INVALID: key "__proto__\.polluted": must be names/);
     assert.deepEqual(snapshot(ws.configPath), before);
   });
 
-  it('needs an existing file', () => {
+  it('needs an existing file', async () => {
     const path = join(ws.dir, 'new.json');
-    const r = cli(['config', 'set', 'appId', 'A2', '--config', path]);
+    const r = await cli(['config', 'set', 'appId', 'A2', '--config', path]);
     assert.equal(r.status, 1);
     assert.match(r.stderr, /^CONFIG_MISSING: /);
   });
 });
 
 describe('config schema and reference', () => {
-  it('prints the JSON schema with descriptions', () => {
-    const r = cli(['config', 'schema']);
+  it('prints the JSON schema with descriptions', async () => {
+    const r = await cli(['config', 'schema']);
     assert.equal(r.status, 0, r.stderr);
     const schema = JSON.parse(r.stdout) as {
       $schema: string;
@@ -237,8 +244,8 @@ describe('config schema and reference', () => {
     );
   });
 
-  it('prints the Markdown reference (docs/config-reference.md, before formatting)', () => {
-    const r = cli(['config', 'reference']);
+  it('prints the Markdown reference (docs/config-reference.md, before formatting)', async () => {
+    const r = await cli(['config', 'reference']);
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stdout, /^# Configuration reference\n/);
     assert.match(r.stdout, /^\| `mqtt\.protocolVersion` \| one of 5, 4 \| `5` \| /m);

@@ -1,10 +1,9 @@
 /**
- * `printer-agent doctor` as a child process against a real Mosquitto and the emulator on TCP
- * (served by this process, so the CLI is spawned asynchronously). `timedatectl` is a stub on PATH,
- * so the clock check does not depend on the machine running the tests.
+ * `printer-agent doctor` in this process (the CLI with injected I/O, src/cli/program.ts) against a
+ * real Mosquitto and the emulator on TCP. `timedatectl` is a stub on the injected PATH, so the
+ * clock check does not depend on the machine running the tests.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,7 +18,7 @@ import {
   type TestService,
 } from '../catchup/harness.js';
 import { LOCAL_NAMES, TlsFront } from '../catchup/tls-front.js';
-import { ROOT } from '../helpers/cli.js';
+import { runCliInProcess } from '../helpers/cli.js';
 import { Mosquitto, skipWithoutMosquitto } from '../helpers/mosquitto.js';
 import { TestCa } from '../helpers/test-ca.js';
 
@@ -50,19 +49,11 @@ function doctor(args: string[], ntp: 'yes' | 'no' = 'yes', bin?: string): Promis
     chmodSync(join(bin, 'timedatectl'), 0o755);
     env.PATH = `${bin}:${process.env.PATH ?? ''}`;
   }
-  return new Promise((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), 'doctor', ...args],
-      { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d));
-    child.stderr.on('data', (d: Buffer) => (stderr += d));
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
-  });
+  return runCliInProcess(['doctor', ...args], { env }).then((r) => ({
+    code: r.status,
+    stdout: r.stdout,
+    stderr: r.stderr,
+  }));
 }
 
 function assertNoSecret(run: Run): void {

@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { ROOT, runCli } from '../helpers/cli.js';
+import { ROOT, runCliInProcess } from '../helpers/cli.js';
 import { next, skipWithoutSocat, tcpClient, waitFor } from '../helpers/waiting.js';
 import { bytes } from './bytes.js';
 
@@ -171,8 +171,8 @@ describe('printer-agent emulator: usage errors exit 2 and name the option', () =
     ],
   ];
   for (const [name, args, message] of cases) {
-    it(name, () => {
-      const r = runCli(['emulator', ...args]);
+    it(name, async () => {
+      const r = await runCliInProcess(['emulator', ...args]);
       assert.equal(r.status, 2, r.stderr);
       assert.match(r.stderr, message);
     });

@@ -2,11 +2,15 @@
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { describe, it } from 'node:test';
-import { attachLineProtocol, EmulatorControl, HELP } from '../../src/emulator/control.js';
-import { startControlServer } from '../../src/emulator/control-server.js';
-import { VirtualPrinter } from '../../src/emulator/index.js';
-import { LinkSlot } from '../../src/emulator/link.js';
-import { PrintSpeedLimiter } from '../../src/emulator/print-speed.js';
+import {
+  attachLineProtocol,
+  EmulatorControl,
+  HELP,
+  LinkSlot,
+  PrintSpeedLimiter,
+  startControlServer,
+  VirtualPrinter,
+} from '../../src/emulator/index.js';
 import { isLoopbackAuthority, isLoopbackHost } from '../../src/host/loopback.js';
 import { waitFor } from '../helpers/waiting.js';
 import { bytes } from './bytes.js';

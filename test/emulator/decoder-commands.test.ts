@@ -545,6 +545,35 @@ describe('decoder: length-prefixed and unknown commands', () => {
       ['M', 'M'],
     );
   });
+
+  it('a GS ^ inside a macro definition is not recorded: a macro cannot replay itself (found in review: it hung)', () => {
+    // GS : GS ^ 2 0 0 GS : GS ^ 1 0 0 used to record GS ^ into the macro and recurse forever.
+    const { open } = decode(
+      bytes(
+        0x1d,
+        0x3a,
+        0x1d,
+        0x5e,
+        0x02,
+        0x00,
+        0x00,
+        'N',
+        LF,
+        0x1d,
+        0x3a,
+        0x1d,
+        0x5e,
+        0x01,
+        0x00,
+        0x00,
+      ),
+    );
+    assert.deepEqual(
+      open.lines.map((l) => l.text),
+      ['N'],
+    );
+    assert.match(open.warnings[0]?.message ?? '', /GS \^ inside a macro definition: ignored/);
+  });
 });
 
 describe('decoder: queries and real-time commands are reported', () => {

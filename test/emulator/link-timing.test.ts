@@ -5,10 +5,15 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { createInProcessLink } from '../../src/emulator/endpoints.js';
-import { renderText, type Ticket, VirtualPrinter } from '../../src/emulator/index.js';
-import { LinkSlot } from '../../src/emulator/link.js';
-import { DOTS_PER_MM, PrintSpeedLimiter } from '../../src/emulator/print-speed.js';
+import {
+  createInProcessLink,
+  DOTS_PER_MM,
+  LinkSlot,
+  PrintSpeedLimiter,
+  renderText,
+  type Ticket,
+  VirtualPrinter,
+} from '../../src/emulator/index.js';
 import { next, waitFor } from '../helpers/waiting.js';
 import { bytes } from './bytes.js';
 

@@ -15,8 +15,10 @@ import {
   openDeviceEndpoint,
   openSerialEndpoint,
   type PtyEndpoint,
-} from '../../src/emulator/endpoints.js';
-import { renderText, type Ticket, VirtualPrinter } from '../../src/emulator/index.js';
+  renderText,
+  type Ticket,
+  VirtualPrinter,
+} from '../../src/emulator/index.js';
 import { next, skipWithoutSocat, waitFor } from '../helpers/waiting.js';
 import { bytes } from './bytes.js';
 

@@ -5,12 +5,18 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { EmulatorControl } from '../../src/emulator/control.js';
-import { type ControlServer, startControlServer } from '../../src/emulator/control-server.js';
-import { listenTcp, type TcpEndpoint } from '../../src/emulator/endpoints.js';
-import { renderText, type Ticket, VirtualPrinter } from '../../src/emulator/index.js';
-import { LinkSlot } from '../../src/emulator/link.js';
-import { PrintSpeedLimiter } from '../../src/emulator/print-speed.js';
+import {
+  type ControlServer,
+  EmulatorControl,
+  LinkSlot,
+  listenTcp,
+  PrintSpeedLimiter,
+  renderText,
+  startControlServer,
+  type TcpEndpoint,
+  type Ticket,
+  VirtualPrinter,
+} from '../../src/emulator/index.js';
 import { next, tcpClient, waitFor } from '../helpers/waiting.js';
 import { bytes } from './bytes.js';
 

@@ -4,10 +4,13 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { createInProcessLink } from '../../src/emulator/endpoints.js';
-import { VirtualPrinter } from '../../src/emulator/index.js';
-import { LinkSlot } from '../../src/emulator/link.js';
-import { TicketWriter, type WrittenTicket } from '../../src/emulator/ticket-writer.js';
+import {
+  createInProcessLink,
+  LinkSlot,
+  TicketWriter,
+  VirtualPrinter,
+  type WrittenTicket,
+} from '../../src/emulator/index.js';
 import { next } from '../helpers/waiting.js';
 import { bytes } from './bytes.js';
 

@@ -137,6 +137,7 @@ export class FaultStore {
   readonly storeId: string;
   readonly t: ReturnType<typeof topics>;
   readonly emulator = new VirtualPrinter({ columns: 48 });
+  private readonly cutTicketPrints = new WeakMap<Ticket, Array<Omit<Print, 'ticket'>>>();
   /** Where the agent reaches the emulator; tests may replace it (a replugged printer). */
   endpoint!: Endpoint;
   brokerProxy: TcpProxy | null = null;
@@ -490,22 +491,35 @@ export class FaultStore {
    */
   prints(): Print[] {
     const prints: Print[] = [];
-    const tickets = this.emulator.tickets();
-    tickets.forEach((ticket, index) => {
-      const text = renderText(ticket);
-      let from = 0;
-      for (const m of text.matchAll(/^Order no\.\s+(\S+)\s*$/gm)) {
-        const above = text.slice(from, m.index);
-        const lines = above.split('\n').map((l) => l.trim());
-        const markings: Print['markings'] = [];
-        if (lines.some((l) => l === 'POSSIBLE DUPLICATE')) markings.push('POSSIBLE DUPLICATE');
-        if (lines.some((l) => /^REPRINT #\d+$/.test(l))) markings.push('REPRINT');
-        if (lines.some((l) => l === 'LATE')) markings.push('LATE');
-        prints.push({ orderNo: m[1]!, ticket: index, cut: ticket.cut, markings });
-        from = (m.index ?? 0) + m[0].length;
-      }
+    this.emulator.tickets().forEach((ticket, index) => {
+      for (const p of this.printsOn(ticket)) prints.push({ ...p, ticket: index });
     });
     return prints;
+  }
+
+  /**
+   * The prints on one ticket. A cut ticket never changes, so its prints are read once: tests poll
+   * these while hundreds of tickets pile up, and re-rendering them all every poll would take the
+   * CPU the agent under test needs.
+   */
+  private printsOn(ticket: Ticket): Array<Omit<Print, 'ticket'>> {
+    const cached = this.cutTicketPrints.get(ticket);
+    if (cached) return cached;
+    const text = renderText(ticket);
+    const found: Array<Omit<Print, 'ticket'>> = [];
+    let from = 0;
+    for (const m of text.matchAll(/^Order no\.\s+(\S+)\s*$/gm)) {
+      const above = text.slice(from, m.index);
+      const lines = above.split('\n').map((l) => l.trim());
+      const markings: Print['markings'] = [];
+      if (lines.some((l) => l === 'POSSIBLE DUPLICATE')) markings.push('POSSIBLE DUPLICATE');
+      if (lines.some((l) => /^REPRINT #\d+$/.test(l))) markings.push('REPRINT');
+      if (lines.some((l) => l === 'LATE')) markings.push('LATE');
+      found.push({ orderNo: m[1]!, cut: ticket.cut, markings });
+      from = (m.index ?? 0) + m[0].length;
+    }
+    if (ticket.cut) this.cutTicketPrints.set(ticket, found);
+    return found;
   }
 
   /** Prints per order number. */

@@ -15,7 +15,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { buildEnvelope } from '../../src/protocol/envelope.js';
 import { generateKeyPair, parseKey } from '../../src/protocol/signing.js';
-import { runCli } from '../helpers/cli.js';
+import { runCliInProcess } from '../helpers/cli.js';
 import { skipWithoutMosquitto } from '../helpers/mosquitto.js';
 import { waitFor } from '../helpers/waiting.js';
 import { faultSuite, serviceKey } from './harness.js';
@@ -152,7 +152,7 @@ describe('rows 15 and 16: hostile and replayed messages (child process)', {
 
     // "Days later": the printed job is purged (what retention does after 14 days) while the
     // agent runs; only the dedupe ledger still knows the order.
-    const purge = runCli([
+    const purge = await runCliInProcess([
       'jobs',
       'purge',
       '--printed-before',

@@ -1,7 +1,10 @@
 /**
  * Fault matrix row 19, power loss: a burst of 500 instructions while the agent (a child process)
  * is SIGKILLed and restarted at random moments, at least 20 times, through start-up, receiving
- * and printing alike. The broker keeps its session (persistence on, as in a store).
+ * and printing alike: every other kill at a random moment after the process started, the others
+ * at a random moment after that life printed its first ticket (so some always land while
+ * printing, however slowly a busy machine starts the agent). The broker keeps its session
+ * (persistence on, as in a store).
  *
  * Invariants: every order the broker acknowledged is printed; an order printed more than once is
  * marked on every extra copy (POSSIBLE DUPLICATE); the job database passes
@@ -52,9 +55,24 @@ describe('row 19: kill loop during a burst (child process)', {
     let printedBeforeLastKill = 0;
     while (kills < KILLS) {
       const agent = s.agent!;
-      // Anywhere from start-up (the first second is mostly process start) to well into printing.
-      const waitMs = 200 + Math.floor(next() * 2300);
-      await new Promise((r) => setTimeout(r, waitMs));
+      if (kills % 2 === 0) {
+        // Anywhere from start-up (the first second is mostly process start) to well into printing.
+        await new Promise((r) => setTimeout(r, 200 + Math.floor(next() * 2300)));
+      } else {
+        // While printing, whatever the machine's load: once this life put a ticket on paper (a
+        // busy machine may take longer than 2.5 s to start the agent), a random moment later.
+        const tickets = s.emulator.paper.tickets.length;
+        await waitFor(
+          `life ${kills + 1} printing (seed ${SEED})`,
+          // (or the burst is all on paper already: then it dies idle, which is a moment too)
+          () =>
+            s.emulator.paper.tickets.length > tickets ||
+            s.emulator.paper.tickets.length >= ORDERS ||
+            !agent.alive,
+          60_000,
+        );
+        await new Promise((r) => setTimeout(r, Math.floor(next() * 1000)));
+      }
       if (!agent.alive) throw new Error(`the agent exited by itself (seed ${SEED})\n${s.tail()}`);
       agent.child.kill('SIGKILL');
       const exit = await agent.exited;

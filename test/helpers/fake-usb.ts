@@ -12,7 +12,7 @@ import type {
   UsbEndpointInfo,
   UsbInterfaceInfo,
   UsbPrinterDevice,
-} from '../../src/printer/usb-transport.js';
+} from '../../src/printer/usb-device.js';
 
 export const VID = 0x04b8;
 export const PID = 0x0202;

@@ -9,11 +9,14 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { Spooler } from '../../src/jobs/spooler.js';
 import { JobStore } from '../../src/jobs/store.js';
-import { type CliResult, ROOT, runCli } from '../helpers/cli.js';
+import { type CliResult, ROOT, runCliInProcess } from '../helpers/cli.js';
 import { waitFor } from '../helpers/waiting.js';
 import { emulatedPrinter, instruction, OPTIONS, PROFILE, tempDir } from './fixtures.js';
 
-/** The CLI without blocking this process's event loop (the spooler keeps running meanwhile). */
+/**
+ * The CLI as a child process, without blocking this process's event loop (the spooler keeps
+ * running meanwhile): another process on the same database file is what that test is about.
+ */
 function runCliAsync(args: readonly string[]): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(
@@ -57,17 +60,21 @@ function seeded(): string {
 }
 
 describe('printer-agent jobs', () => {
-  const stateDir = seeded();
-  const dir = ['--state-dir', stateDir];
+  /** Each test its own seeded database: no test reads what another left behind. */
+  const fresh = () => {
+    const stateDir = seeded();
+    return { stateDir, dir: ['--state-dir', stateDir] };
+  };
 
-  it('lists jobs as a table and as JSON, filtered by state', () => {
-    const table = runCli(['jobs', 'list', ...dir]);
+  it('lists jobs as a table and as JSON, filtered by state', async () => {
+    const { dir } = fresh();
+    const table = await runCliInProcess(['jobs', 'list', ...dir]);
     assert.equal(table.status, 0, table.stderr);
     const lines = table.stdout.trim().split('\n');
     assert.match(lines[0]!, /^ID\s+STATE\s+PRINTER\s+KIND\s+ORDER\s+JOB/);
     assert.equal(lines.length, 4);
     assert.match(table.stdout, /RENDER_FAILED: cannot render/);
-    const json = runCli(['jobs', 'list', '--json', '--state', 'failed', ...dir]);
+    const json = await runCliInProcess(['jobs', 'list', '--json', '--state', 'failed', ...dir]);
     assert.equal(json.status, 0, json.stderr);
     const jobs = JSON.parse(json.stdout) as Array<{ id: number; state: string; reason: unknown }>;
     assert.deepEqual(
@@ -75,55 +82,71 @@ describe('printer-agent jobs', () => {
       [[2, 'failed']],
     );
     assert.deepEqual(jobs[0]!.reason, { code: 'RENDER_FAILED', message: 'cannot render' });
-    const none = runCli(['jobs', 'list', '--state', 'unconfirmed', ...dir]);
+    const none = await runCliInProcess(['jobs', 'list', '--state', 'unconfirmed', ...dir]);
     assert.equal(none.stdout, 'no jobs\n');
   });
 
-  it('rejects bad arguments with exit 2, naming the option', () => {
-    const state = runCli(['jobs', 'list', '--state', 'lost', ...dir]);
+  it('rejects bad arguments with exit 2, naming the option', async () => {
+    const { dir } = fresh();
+    const state = await runCliInProcess(['jobs', 'list', '--state', 'lost', ...dir]);
     assert.equal(state.status, 2);
     assert.match(state.stderr, /--state must be one of queued, waiting, printing, printed/);
-    const limit = runCli(['jobs', 'list', '--limit', '0', ...dir]);
+    const limit = await runCliInProcess(['jobs', 'list', '--limit', '0', ...dir]);
     assert.equal(limit.status, 2);
     assert.match(limit.stderr, /--limit must be a whole number/);
-    const date = runCli(['jobs', 'purge', '--printed-before', 'yesterday', ...dir]);
+    const date = await runCliInProcess(['jobs', 'purge', '--printed-before', 'yesterday', ...dir]);
     assert.equal(date.status, 2);
     assert.match(date.stderr, /--printed-before must be a date/);
-    const missing = runCli(['jobs', 'purge', ...dir]);
+    const missing = await runCliInProcess(['jobs', 'purge', ...dir]);
     assert.equal(missing.status, 2);
     assert.match(missing.stderr, /--printed-before/);
-    const printer = runCli(['jobs', 'reprint', 'O-00001', '--printer', 'a b', ...dir]);
+    const printer = await runCliInProcess([
+      'jobs',
+      'reprint',
+      'O-00001',
+      '--printer',
+      'a b',
+      ...dir,
+    ]);
     assert.equal(printer.status, 2);
     assert.match(printer.stderr, /--printer must be/);
-    const id = runCli(['jobs', 'show', 'x'.repeat(65), ...dir]);
+    const id = await runCliInProcess(['jobs', 'show', 'x'.repeat(65), ...dir]);
     assert.equal(id.status, 2);
     assert.match(id.stderr, /ID must be 1 to 64 characters/);
   });
 
-  it('fails with exit 1 and a code when there is no database or no such job', () => {
-    const nowhere = runCli(['jobs', 'list', '--state-dir', join(tempDir('cli-empty'), 'none')]);
+  it('fails with exit 1 and a code when there is no database or no such job', async () => {
+    const { dir } = fresh();
+    const nowhere = await runCliInProcess([
+      'jobs',
+      'list',
+      '--state-dir',
+      join(tempDir('cli-empty'), 'none'),
+    ]);
     assert.equal(nowhere.status, 1);
     assert.match(nowhere.stderr, /^STORE_FAILED: no job database at .*--state-dir/);
-    const unknown = runCli(['jobs', 'show', 'P-99999', ...dir]);
+    const unknown = await runCliInProcess(['jobs', 'show', 'P-99999', ...dir]);
     assert.equal(unknown.status, 1);
     assert.match(unknown.stderr, /^JOB_NOT_FOUND: /);
   });
 
-  it('shows one job by id or jobId, with its payload', () => {
-    const byId = runCli(['jobs', 'show', '3', ...dir]);
+  it('shows one job by id or jobId, with its payload', async () => {
+    const { dir } = fresh();
+    const byId = await runCliInProcess(['jobs', 'show', '3', ...dir]);
     assert.equal(byId.status, 0, byId.stderr);
     const job = JSON.parse(byId.stdout) as { jobId: string; payload: { orderNo: string } };
     assert.equal(job.jobId, 'P-00003');
     assert.equal(job.payload.orderNo, 'O-00003');
-    const byJobId = runCli(['jobs', 'show', 'P-00001', ...dir]);
+    const byJobId = await runCliInProcess(['jobs', 'show', 'P-00001', ...dir]);
     assert.equal((JSON.parse(byJobId.stdout) as { state: string }).state, 'printed');
   });
 
-  it('retries a failed job and refuses to retry a printed one', () => {
-    const retried = runCli(['jobs', 'retry', '2', ...dir]);
+  it('retries a failed job and refuses to retry a printed one', async () => {
+    const { stateDir, dir } = fresh();
+    const retried = await runCliInProcess(['jobs', 'retry', '2', ...dir]);
     assert.equal(retried.status, 0, retried.stderr);
     assert.match(retried.stdout, /job 2 \(P-00002\) queued again on receipt/);
-    const printed = runCli(['jobs', 'retry', 'P-00001', ...dir]);
+    const printed = await runCliInProcess(['jobs', 'retry', 'P-00001', ...dir]);
     assert.equal(printed.status, 1);
     assert.match(printed.stderr, /^JOB_STATE_CONFLICT: job 1 is printed/);
     const store = JobStore.open({ stateDir });
@@ -134,33 +157,47 @@ describe('printer-agent jobs', () => {
     store.close();
   });
 
-  it('queues a reprint marked REPRINT, and refuses an order it never stored', () => {
-    const reprint = runCli(['jobs', 'reprint', 'O-00001', ...dir]);
+  it('queues a reprint marked REPRINT, and refuses an order it never stored', async () => {
+    const { dir } = fresh();
+    const reprint = await runCliInProcess(['jobs', 'reprint', 'O-00001', ...dir]);
     assert.equal(reprint.status, 0, reprint.stderr);
     assert.match(
       reprint.stdout,
       /REPRINT #1 of order O-00001 \(original \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\)/,
     );
-    const again = runCli(['jobs', 'reprint', 'O-00001', ...dir]);
+    const again = await runCliInProcess(['jobs', 'reprint', 'O-00001', ...dir]);
     assert.match(again.stdout, /REPRINT #2/);
-    const unknown = runCli(['jobs', 'reprint', 'O-77777', ...dir]);
+    const unknown = await runCliInProcess(['jobs', 'reprint', 'O-77777', ...dir]);
     assert.equal(unknown.status, 1);
     assert.match(unknown.stderr, /^JOB_NOT_FOUND: no stored receipt for order O-77777/);
   });
 
-  it('purges printed jobs printed before a date', () => {
-    const none = runCli(['jobs', 'purge', '--printed-before', '2000-01-01', ...dir]);
+  it('purges printed jobs printed before a date', async () => {
+    const { stateDir, dir } = fresh();
+    const none = await runCliInProcess(['jobs', 'purge', '--printed-before', '2000-01-01', ...dir]);
     assert.equal(none.status, 0, none.stderr);
     assert.match(none.stdout, /^purged 0 printed jobs/);
     // While a reprint of O-00001 is pending, its receipt is kept; once it is done, it goes.
-    assert.equal(runCli(['jobs', 'reprint', 'O-00001', ...dir]).status, 0);
-    const kept = runCli(['jobs', 'purge', '--printed-before', '2999-01-01T00:00:00Z', ...dir]);
+    assert.equal((await runCliInProcess(['jobs', 'reprint', 'O-00001', ...dir])).status, 0);
+    const kept = await runCliInProcess([
+      'jobs',
+      'purge',
+      '--printed-before',
+      '2999-01-01T00:00:00Z',
+      ...dir,
+    ]);
     assert.match(kept.stdout, /^purged 0 printed jobs/);
     const done = JobStore.open({ stateDir });
     for (const j of done.list({ state: 'queued' }).filter((j) => j.kind === 'reprint'))
       done.markFailed(j.id, { code: 'RENDER_FAILED', message: 'test' });
     done.close();
-    const all = runCli(['jobs', 'purge', '--printed-before', '2999-01-01T00:00:00Z', ...dir]);
+    const all = await runCliInProcess([
+      'jobs',
+      'purge',
+      '--printed-before',
+      '2999-01-01T00:00:00Z',
+      ...dir,
+    ]);
     assert.match(all.stdout, /^purged 1 printed job printed before 2999-01-01T00:00:00.000Z/);
     // Its dedupe keys live on: a replay is still a duplicate.
     const store = JobStore.open({ stateDir });

@@ -3,7 +3,7 @@
  * tests fast), a store in a fresh temp dir, printers on emulator TCP endpoints, and a reader of
  * the emulator's paper that splits it into receipts, so tests can say "printed once, unmarked".
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -52,14 +52,24 @@ process.once('exit', () => {
   for (const dir of made) rmSync(dir, { recursive: true, force: true });
 });
 
-export function tempDir(prefix: string): string {
-  const dir = mkdtempSync(join(tmpdir(), `pa-jobs-${prefix}-`));
+/**
+ * A temp dir, removed after the file. `memory`: on tmpfs (/dev/shm) when there is one, where
+ * fsync costs nothing: for tests of what thousands of commits leave behind (page reuse, sizes),
+ * not of durability, which the crash and kill-loop tests prove on a real disk.
+ */
+export function tempDir(prefix: string, options: { memory?: boolean } = {}): string {
+  const base = options.memory && existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
+  const dir = mkdtempSync(join(base, `pa-jobs-${prefix}-`));
   made.push(dir);
   return dir;
 }
 
-export function openStore(prefix: string, options: JobStoreOptions = {}): JobStore {
-  return JobStore.open({ stateDir: tempDir(prefix), ...options });
+export function openStore(
+  prefix: string,
+  options: JobStoreOptions & { memory?: boolean } = {},
+): JobStore {
+  const { memory, ...rest } = options;
+  return JobStore.open({ stateDir: tempDir(prefix, { memory }), ...rest });
 }
 
 export interface EmulatedPrinter {

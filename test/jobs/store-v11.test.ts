@@ -16,7 +16,7 @@ import { renderJob } from '../../src/jobs/render-job.js';
 import { DATABASE_FILE, JobStore } from '../../src/jobs/store.js';
 import { type JobEvent, jobEventSchema } from '../../src/protocol/print-protocol.js';
 import { getProfile } from '../../src/receipt/profile.js';
-import { runCli } from '../helpers/cli.js';
+import { runCliInProcess } from '../helpers/cli.js';
 import { instruction, OPTIONS, PROFILE, tempDir } from './fixtures.js';
 
 function events(store: JobStore): JobEvent[] {
@@ -220,14 +220,14 @@ describe('a stored payload nested too deep (issue 13 item 5)', () => {
     }
   });
 
-  it('`jobs show` prints the job and the reason instead of crashing', () => {
+  it('`jobs show` prints the job and the reason instead of crashing', async () => {
     const { stateDir, id } = deepStore();
-    const shown = runCli(['jobs', 'show', String(id), '--state-dir', stateDir]);
+    const shown = await runCliInProcess(['jobs', 'show', String(id), '--state-dir', stateDir]);
     assert.equal(shown.status, 0, shown.stderr);
     const job = JSON.parse(shown.stdout) as { payload: unknown; payloadProblem: string };
     assert.equal(job.payload, null);
     assert.match(job.payloadProblem, /nested deeper than 32 levels/);
-    const listed = runCli(['jobs', 'list', '--json', '--state-dir', stateDir]);
+    const listed = await runCliInProcess(['jobs', 'list', '--json', '--state-dir', stateDir]);
     assert.equal(listed.status, 0, listed.stderr);
   });
 });

@@ -9,6 +9,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import mqtt from 'mqtt';
 import { Agent } from '../../src/agent.js';
 import { type RunningService, startOrderService } from '../../src/cli/order-service.js';
 import {
@@ -24,6 +25,7 @@ import {
   deriveStoreId,
   generateKeyPair,
   parseKey,
+  topics,
 } from '../../src/protocol/index.js';
 import { receiptOptions } from '../../src/receipt/options.js';
 import { Mosquitto, skipWithoutMosquitto } from '../helpers/mosquitto.js';
@@ -104,6 +106,20 @@ describe('order created while the broker is down', { skip: skipWithoutMosquitto(
       },
       silent,
     );
+    // Agent.start returns before the broker connection is up. Until the agent has subscribed, the
+    // broker holds no session for it and would drop the first instruction: wait for its retained
+    // online status (published after the SUBSCRIBE went out on the same connection).
+    const observer = await mqtt.connectAsync(broker.url, { protocolVersion: 5 });
+    try {
+      await observer.subscribeAsync(topics('printer-agent/v1', storeId).status, { qos: 1 });
+      let online = false;
+      observer.on('message', (_topic, payload) => {
+        online ||= (JSON.parse(payload.toString()) as { online?: boolean }).online === true;
+      });
+      await waitFor('the agent online', () => online, 20_000);
+    } finally {
+      await observer.endAsync(true);
+    }
   });
 
   after(async () => {

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
-import { ROOT, runCli } from '../helpers/cli.js';
+import { ROOT, runCliInProcess } from '../helpers/cli.js';
 import { waitFor } from '../helpers/waiting.js';
 
 const has = (cmd: string) => spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0;
@@ -147,24 +147,25 @@ describe('order-service program with curl and openssl', { skip: SKIP }, () => {
 });
 
 describe('order-service command line', () => {
-  it('reports config problems as path: message and exits 1', () => {
+  it('reports config problems as path: message and exits 1', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'order-service-bad-'));
     const file = join(dir, 'bad.json');
     writeFileSync(file, JSON.stringify({ apps: [], listen: { port: 70000 } }));
-    const res = runCli(['order-service', '--config', file]);
+    const res = await runCliInProcess(['order-service', '--config', file]);
     assert.equal(res.status, 1);
     assert.match(res.stderr, /^CONFIG_INVALID: /);
     assert.match(res.stderr, /apps: must list at least one app/);
     assert.match(res.stderr, /listen\.port: must be 0 to 65535/);
   });
 
-  it('requires --config and rejects a bad --port as usage errors', () => {
-    assert.equal(runCli(['order-service']).status, 2);
-    assert.equal(runCli(['order-service', '--config', 'x.json', '--port', 'abc']).status, 2);
+  it('requires --config and rejects a bad --port as usage errors', async () => {
+    assert.equal((await runCliInProcess(['order-service'])).status, 2);
+    const port = await runCliInProcess(['order-service', '--config', 'x.json', '--port', 'abc']);
+    assert.equal(port.status, 2);
   });
 
-  it('names a missing config file', () => {
-    const res = runCli(['order-service', '--config', '/nonexistent/service.json']);
+  it('names a missing config file', async () => {
+    const res = await runCliInProcess(['order-service', '--config', '/nonexistent/service.json']);
     assert.equal(res.status, 1);
     assert.match(
       res.stderr,

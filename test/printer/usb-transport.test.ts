@@ -24,7 +24,8 @@ import { describe, it } from 'node:test';
 import { AgentError } from '../../src/errors.js';
 import { parsePrinterUrl } from '../../src/printer/printer-url.js';
 import { isStatusByte } from '../../src/printer/status.js';
-import { type UsbInterfaceInfo, UsbTransport } from '../../src/printer/usb-transport.js';
+import type { UsbInterfaceInfo } from '../../src/printer/usb-device.js';
+import { UsbTransport } from '../../src/printer/usb-transport.js';
 import {
   bulk,
   type FakeOptions,

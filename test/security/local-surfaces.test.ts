@@ -13,16 +13,17 @@ import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { createServer, type Server, type Socket, connect as tcpConnect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { EmulatorControl } from '../../src/emulator/control.js';
-import { type ControlServer, startControlServer } from '../../src/emulator/control-server.js';
 import {
+  type ControlServer,
+  EmulatorControl,
+  LinkSlot,
   listenTcp,
   PrintSpeedLimiter,
   renderText,
+  startControlServer,
   type TcpEndpoint,
   VirtualPrinter,
 } from '../../src/emulator/index.js';
-import { LinkSlot } from '../../src/emulator/link.js';
 import { openPrinter } from '../../src/printer/open-printer.js';
 import type { Printer } from '../../src/printer/printer.js';
 

@@ -20,8 +20,10 @@
  *   fetch is sent by a browser without asking first, a JSON one only after a CORS preflight this
  *   server never grants.
  */
+
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { isLoopbackAuthority, isLoopbackHost } from '../host/loopback.js';
+import { errorMessage } from '../../errors.js';
+import { isLoopbackAuthority, isLoopbackHost } from '../../host/loopback.js';
 import type { ControlResult, EmulatorControl } from './control.js';
 
 const MAX_BODY = 64 * 1024;
@@ -84,10 +86,7 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
   try {
     return JSON.parse(text);
   } catch (err) {
-    throw new HttpError(
-      400,
-      `body: not valid JSON (${err instanceof Error ? err.message : String(err)})`,
-    );
+    throw new HttpError(400, `body: not valid JSON (${errorMessage(err)})`);
   }
 }
 
@@ -188,7 +187,7 @@ export async function startControlServer(
         const allowed = (err as HttpError & { allowed?: string }).allowed;
         send(res, err.status, { error: err.message }, allowed ? { allow: allowed } : {});
       } else {
-        send(res, 500, { error: err instanceof Error ? err.message : String(err) });
+        send(res, 500, { error: errorMessage(err) });
       }
     });
   });

@@ -10,10 +10,10 @@
 import { EventEmitter } from 'node:events';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import type { VirtualPrinter } from '../core/virtual-printer.js';
 import { duplexPair } from './duplex-pair.js';
 import { type LinkOptions, LinkSlot, type PrinterLink } from './link.js';
 import { type PtyPair, startPtyPair } from './pty-pair.js';
-import type { VirtualPrinter } from './virtual-printer.js';
 
 export type EndpointKind = 'in-process' | 'tcp' | 'serial' | 'device';
 

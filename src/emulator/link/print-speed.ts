@@ -17,8 +17,8 @@
  * puts the plain field back.
  */
 import { EventEmitter } from 'node:events';
-import type { VirtualPaper } from './paper.js';
-import type { VirtualPrinter } from './virtual-printer.js';
+import type { VirtualPaper } from '../core/paper.js';
+import type { VirtualPrinter } from '../core/virtual-printer.js';
 
 /** 203 dpi thermal heads: 8 dots per mm. */
 export const DOTS_PER_MM = 8;

@@ -20,7 +20,7 @@
  */
 import { EventEmitter } from 'node:events';
 import type { Duplex } from 'node:stream';
-import type { VirtualPrinter } from './virtual-printer.js';
+import type { VirtualPrinter } from '../core/virtual-printer.js';
 
 /** Slices of a slow link are about this long: short enough to look continuous to a host. */
 const SLICE_MS = 20;

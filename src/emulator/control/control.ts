@@ -7,12 +7,17 @@
  * nothing, and the error names the field (`on: must be true or false`).
  */
 import type { Readable, Writable } from 'node:stream';
-import type { LinkSlot } from './link.js';
-import type { Ticket } from './paper.js';
-import type { PrintSpeedLimiter } from './print-speed.js';
-import { type TicketJson, ticketSummary, ticketToJson } from './render.js';
-import { isOffline, type PrinterState } from './status.js';
-import { FAULT_FIELDS, FAULTS, type FaultName, type VirtualPrinter } from './virtual-printer.js';
+import type { Ticket } from '../core/paper.js';
+import { type TicketJson, ticketSummary, ticketToJson } from '../core/render.js';
+import { isOffline, type PrinterState } from '../core/status.js';
+import {
+  FAULT_FIELDS,
+  FAULTS,
+  type FaultName,
+  type VirtualPrinter,
+} from '../core/virtual-printer.js';
+import type { LinkSlot } from '../link/link.js';
+import type { PrintSpeedLimiter } from '../link/print-speed.js';
 
 export interface EmulatorParts {
   printer: VirtualPrinter;

@@ -16,9 +16,9 @@
 import { EventEmitter } from 'node:events';
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { Ticket } from './paper.js';
-import { renderJson, renderStyledText, renderText, ticketSummary } from './render.js';
-import type { VirtualPrinter } from './virtual-printer.js';
+import type { Ticket } from '../core/paper.js';
+import { renderJson, renderStyledText, renderText, ticketSummary } from '../core/render.js';
+import type { VirtualPrinter } from '../core/virtual-printer.js';
 
 export interface TicketFiles {
   txt: string;

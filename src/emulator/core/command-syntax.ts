@@ -2,7 +2,7 @@
  * The syntax of ESC/POS: for every command the emulator knows, its name and how many bytes it
  * takes. This is all the framer needs to cut a byte stream into commands without executing them,
  * which is what a printer does when it receives data into its buffer; the meaning of each command
- * lives in the decoder.
+ * lives in its family's handler table (commands/).
  *
  * Lengths follow Epson's ESC/POS command reference. Where the length depends on the parameters
  * (`GS ( X pL pH`, `GS v 0`, `ESC *`, `GS k`, ...), a function reads the bytes it needs and, when
@@ -305,10 +305,16 @@ def(GS, 'z', 'GS z', (p) => {
 });
 
 const table = new Map<number, CommandSpec>(specs.map(([a, b, spec]) => [(a << 8) | b, spec]));
+const names = new Set(specs.map(([, , spec]) => spec.name));
 
 /** The spec of the command that starts with `prefix second`, if the emulator knows it. */
 export function lookupCommand(prefix: number, second: number): CommandSpec | undefined {
   return table.get((prefix << 8) | second);
+}
+
+/** Whether the emulator knows a command of that name (`ESC !`, `GS (`). */
+export function isCommandName(name: string): boolean {
+  return names.has(name);
 }
 
 export function isCommandPrefix(b: number): boolean {

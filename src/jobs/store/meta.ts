@@ -1,0 +1,58 @@
+/**
+ * The job database's `meta` table: small named values that must survive a restart, above all the
+ * catch-up cursor (print-protocol §8: the last order number seen) and the catch-up poller's other
+ * keys (the time of its last query). Separate from the job rows because these are the poller's
+ * state, not a job's; `putCatchUpCursor` runs inside the caller's write transaction, so an order
+ * stored by catch-up and the cursor move commit together.
+ */
+import type { JobDatabase } from './database.js';
+
+/** The meta key of the catch-up cursor (print-protocol §8). */
+const CATCH_UP_CURSOR = 'catch-up.lastOrderNo';
+
+export class Meta {
+  constructor(private readonly db: JobDatabase) {}
+
+  get(key: string): string | null {
+    return this.db.read('reading meta', () => {
+      const r = this.db.statement('SELECT value FROM meta WHERE key = ?').get(key) as
+        | { value: string }
+        | undefined;
+      return r?.value ?? null;
+    });
+  }
+
+  set(key: string, value: string): void {
+    this.db.write('writing meta', () => this.put(key, value));
+  }
+
+  /** The catch-up cursor: the last order number seen (print-protocol §8). */
+  catchUpCursor(): string | null {
+    return this.get(CATCH_UP_CURSOR);
+  }
+
+  setCatchUpCursor(orderNo: string): void {
+    this.set(CATCH_UP_CURSOR, orderNo);
+  }
+
+  /** Inside a write transaction: the cursor moves with what the transaction stores. */
+  putCatchUpCursor(orderNo: string): void {
+    this.put(CATCH_UP_CURSOR, orderNo);
+  }
+
+  /** Forgets the cursor (the service does not know it): the next catch-up reads by time range. */
+  clearCatchUpCursor(): void {
+    this.db.write('writing meta', () => {
+      this.db.statement('DELETE FROM meta WHERE key = ?').run(CATCH_UP_CURSOR);
+    });
+  }
+
+  /** Inside a write transaction. */
+  private put(key: string, value: string): void {
+    this.db
+      .statement(
+        'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
+      )
+      .run(key, value);
+  }
+}
