@@ -9,25 +9,53 @@
 import { Command, CommanderError } from 'commander';
 import { isAgentError } from '../errors.js';
 import { VERSION } from '../version.js';
-import { registerConfig } from './config.js';
-import { registerDemo } from './demo.js';
-import { registerDoctor } from './doctor.js';
-import { registerEmulator } from './emulator.js';
-import { registerEnvelopes } from './envelopes.js';
 import type { CliContext, CliIo, CliOutput } from './io.js';
-import { registerJobs } from './jobs.js';
-import { registerKeys } from './keys.js';
-import { registerOrderService } from './order-service.js';
-import { registerPrinter } from './printer.js';
-import { registerRender } from './render.js';
-import { registerRun } from './run.js';
+
+type Register = (program: Command, context: CliContext) => void;
+
+/**
+ * The command groups, in the order help lists them, with the top-level commands each adds. A group
+ * is imported only when its command runs: `run` does not load the order service, the demo, doctor
+ * or the emulator (issue 16: start time and memory on a Pi), and a test that runs `jobs list`
+ * in-process does not load the agent. Help and unknown commands load them all.
+ */
+const GROUPS: ReadonlyArray<{ commands: readonly string[]; load: () => Promise<Register> }> = [
+  { commands: ['keys'], load: async () => (await import('./keys.js')).registerKeys },
+  {
+    commands: ['sign', 'verify'],
+    load: async () => (await import('./envelopes.js')).registerEnvelopes,
+  },
+  { commands: ['render'], load: async () => (await import('./render.js')).registerRender },
+  { commands: ['emulator'], load: async () => (await import('./emulator.js')).registerEmulator },
+  {
+    commands: ['status', 'print'],
+    load: async () => (await import('./printer.js')).registerPrinter,
+  },
+  { commands: ['run'], load: async () => (await import('./run.js')).registerRun },
+  { commands: ['config'], load: async () => (await import('./config.js')).registerConfig },
+  { commands: ['jobs'], load: async () => (await import('./jobs.js')).registerJobs },
+  { commands: ['doctor'], load: async () => (await import('./doctor.js')).registerDoctor },
+  {
+    commands: ['order-service'],
+    load: async () => (await import('./order-service.js')).registerOrderService,
+  },
+  { commands: ['demo'], load: async () => (await import('./demo.js')).registerDemo },
+];
 
 /** A terminal's width, else commander's default of 80 columns. */
 function helpWidth(stream: CliOutput): number {
   return (stream.isTTY ? stream.columns : undefined) ?? 80;
 }
 
-export function buildProgram(context: CliContext): Command {
+/**
+ * The program with the command groups `argv` needs: the one its first word names, or every group
+ * when the first word is an option (`--help`, `--version`) or names no command (commander then
+ * lists them all in its error and its suggestion).
+ */
+export async function buildProgram(
+  context: CliContext,
+  argv: readonly string[] = [],
+): Promise<Command> {
   const { io } = context;
   const program = new Command('printer-agent')
     .description('Store print agent: signed MQTT print instructions to ESC/POS receipt printers')
@@ -45,17 +73,8 @@ export function buildProgram(context: CliContext): Command {
     .showHelpAfterError('(run with --help for usage)')
     // Subcommands inherit this; main() maps commander's exits to our exit codes.
     .exitOverride();
-  registerKeys(program, context);
-  registerEnvelopes(program, context);
-  registerRender(program, context);
-  registerEmulator(program, context);
-  registerPrinter(program, context);
-  registerRun(program, context);
-  registerConfig(program, context);
-  registerJobs(program, context);
-  registerDoctor(program, context);
-  registerOrderService(program, context);
-  registerDemo(program, context);
+  const named = GROUPS.find((group) => group.commands.includes(argv[0] ?? ''));
+  for (const group of named ? [named] : GROUPS) (await group.load())(program, context);
   return program;
 }
 
@@ -63,7 +82,7 @@ export function buildProgram(context: CliContext): Command {
 export async function main(argv: readonly string[], io: CliIo): Promise<number> {
   const context: CliContext = { io, exitCode: 0 };
   try {
-    await buildProgram(context).parseAsync([...argv], { from: 'user' });
+    await (await buildProgram(context, argv)).parseAsync([...argv], { from: 'user' });
     // Commands with outcomes beyond success (printer not ready, job unconfirmed) set exitCode.
     return context.exitCode;
   } catch (error) {

@@ -1,20 +1,22 @@
 /**
- * The config file on disk, through `conf` 15 (the last major that runs on Node 20): `cwd` and
- * `configName` point it at exactly one file, and every write is atomic (temp file + rename) with
- * mode 0600, so the file that may hold the store key is never readable by others after we touch it.
+ * The config file on disk: read whole, parsed by our JSON reader, and replaced atomically by
+ * `write-file-atomic` (temp file beside it, fsync, rename), so a crash or a full disk never leaves
+ * half a config. A write keeps the file's owner and group and its mode without any permission for
+ * others: `sudo printer-agent config set` on the installed `0640 root:printer-agent` file leaves it
+ * readable by the service (the lock-out trap of issue 15: conf rewrote it `0600 root`), and a file
+ * that may hold the store key never becomes readable by everyone after we touch it (decision 139).
  *
- * conf validates nothing here: its ajv validation would report ajv's wording, and with ajv's
- * `useDefaults` it writes the defaults back into the file on load. Validation is zod's, in
- * `load.ts`; conf is the file's reader and writer.
+ * Validation is zod's, in `load.ts`; this module only reads and writes.
  */
-import { statSync } from 'node:fs';
-import { basename, dirname, extname, resolve } from 'node:path';
-import Conf from 'conf';
+import { readFileSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
+import writeFileAtomic from 'write-file-atomic';
 import { AgentError, isAgentError } from '../errors.js';
 import { CONFIG_PATH_ENV, DEFAULT_CONFIG_PATH } from './env.js';
 import { parseConfigText } from './json-text.js';
 
-export const CONFIG_FILE_MODE = 0o600;
+/** What a write never keeps of the file's mode: every permission for others. */
+const OTHERS = 0o007;
 
 /** `--config FILE`, else `$PRINTER_AGENT_CONFIG`, else /etc/printer-agent/config.json; absolute. */
 export function resolveConfigPath(
@@ -30,7 +32,7 @@ export interface ConfigFileHandle {
   readonly path: string;
   /** The file's JSON object as written (no defaults, no environment). */
   read(): Record<string, unknown>;
-  /** Replaces the file atomically, mode 0600. */
+  /** Replaces the file atomically, keeping its owner, group and mode (less others' access). */
   write(value: Record<string, unknown>): void;
 }
 
@@ -50,8 +52,7 @@ function unreadable(path: string, cause: unknown): AgentError {
 
 /**
  * Opens an existing config file. A missing one is CONFIG_MISSING: the agent never creates its
- * config (conf would create the folder and an empty file), and a half-written one would not
- * validate anyway.
+ * config, and a half-written one would not validate anyway.
  */
 export function openConfigFile(file: string): ConfigFileHandle {
   const path = resolve(file);
@@ -60,33 +61,25 @@ export function openConfigFile(file: string): ConfigFileHandle {
   } catch (error) {
     throw isAgentError(error) ? error : unreadable(path, error);
   }
-  const extension = extname(path);
-  let store: Conf<Record<string, unknown>>;
-  try {
-    store = new Conf<Record<string, unknown>>({
-      cwd: dirname(path),
-      configName: basename(path, extension),
-      fileExtension: extension.slice(1),
-      configFileMode: CONFIG_FILE_MODE,
-      accessPropertiesByDotNotation: false,
-      deserialize: (text) => parseConfigText(text, path),
-      serialize: (value) => `${JSON.stringify(value, null, 2)}\n`,
-    });
-  } catch (error) {
-    throw isAgentError(error) ? error : unreadable(path, error);
-  }
   return {
     path,
     read: () => {
+      let text: string;
       try {
-        // conf hands back a null-prototype copy; spread it into a plain object for zod.
-        return { ...store.store };
+        text = readFileSync(path, 'utf8');
       } catch (error) {
-        throw isAgentError(error) ? error : unreadable(path, error);
+        throw unreadable(path, error);
       }
+      return parseConfigText(text, path);
     },
     write: (value) => {
-      store.store = value;
+      const { mode, uid, gid } = statSync(path);
+      writeFileAtomic.sync(path, `${JSON.stringify(value, null, 2)}\n`, {
+        mode: mode & 0o777 & ~OTHERS,
+        // Owner and group stay as they were; only root can give a file away, so a write by the
+        // owner (a test, a technician's own copy) keeps them by creating the file as itself.
+        chown: { uid, gid },
+      });
     },
   };
 }

@@ -1,5 +1,5 @@
 /**
- * Loading the agent's configuration: the file (through conf), then the environment overrides,
+ * Loading the agent's configuration: the file (config-file.ts), then the environment overrides,
  * then the zod schema (every problem as `path: message`), then the files it points at (secrets
  * read, keys and certificates checked), then the derived values (storeId, MQTT client id).
  *

@@ -2,8 +2,11 @@
  * Serial printers through `serialport`. Bytes drain at the line rate (a 2.4 KB receipt takes 2.5 s
  * at 9600 baud), so write timeouts must allow for the baud rate; `drain` tells when the OS has
  * sent everything. Prefer stable paths like `/dev/serial/by-id/...` in configuration.
+ *
+ * `serialport` (its bindings and a dozen parser packages) is loaded when a serial printer first
+ * opens: an agent on a network or USB printer never pays for it.
  */
-import { SerialPort } from 'serialport';
+import type { SerialPort } from 'serialport';
 import { AgentError } from '../errors.js';
 import type { FlowControl } from './printer-url.js';
 import { BaseTransport } from './transport.js';
@@ -29,6 +32,7 @@ export class SerialTransport extends BaseTransport {
 
   async open(): Promise<void> {
     if (this.isOpen) return;
+    const { SerialPort } = await import('serialport');
     const port = new SerialPort({
       path: this.options.path,
       baudRate: this.options.baudRate,

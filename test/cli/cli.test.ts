@@ -3,7 +3,10 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
 import { before, describe, it } from 'node:test';
+import type { CliContext } from '../../src/cli/io.js';
+import { buildProgram } from '../../src/cli/program.js';
 import { ROOT, runCli, runCliInProcess } from '../helpers/cli.js';
 
 const STORE_KEY = 'sk-cli-test-secret-5d1f';
@@ -300,5 +303,42 @@ describe('the program in a process it shares', () => {
     assert.equal(process.exitCode, exitCode);
     assert.deepEqual({ ...process.env }, env);
     assert.equal(process.cwd(), cwd);
+  });
+});
+
+describe('command groups load on demand', () => {
+  // Building a program registers commands and reads nothing: streams that go nowhere will do.
+  const context = (): CliContext => ({
+    io: {
+      stdout: new PassThrough(),
+      stderr: new PassThrough(),
+      stdin: new PassThrough(),
+      readStdin: () => Buffer.alloc(0),
+      env: {},
+      cwd: ROOT,
+    },
+    exitCode: 0,
+  });
+  const names = (program: { commands: ReadonlyArray<{ name(): string }> }) =>
+    program.commands.map((command) => command.name());
+
+  it('each command, named first, gets its own group and only that group', async () => {
+    const all = names(await buildProgram(context()));
+    assert.ok(all.includes('run') && all.includes('jobs') && all.includes('demo'), all.join(' '));
+    for (const name of all) {
+      const alone = names(await buildProgram(context(), [name, '--help']));
+      assert.ok(alone.includes(name), `${name}: its group did not register it (${alone})`);
+      // Loading only what the command needs is the point: `jobs` does not pull the agent in.
+      assert.ok(alone.length < all.length, `${name}: every group was loaded`);
+    }
+  });
+
+  it('help, options first and unknown commands see every command', async () => {
+    const all = names(await buildProgram(context()));
+    assert.deepEqual(names(await buildProgram(context(), ['--help'])), all);
+    assert.deepEqual(names(await buildProgram(context(), ['frobnicate'])), all);
+    const unknown = await runCliInProcess(['jbos']);
+    assert.equal(unknown.status, 2);
+    assert.match(unknown.stderr, /Did you mean jobs\?/);
   });
 });

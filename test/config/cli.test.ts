@@ -3,7 +3,7 @@
  * for the test's secrets at the end.
  */
 import assert from 'node:assert/strict';
-import { readFileSync, statSync } from 'node:fs';
+import { chownSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, afterEach, beforeEach, describe, it } from 'node:test';
 import { type CliResult, ROOT, runCliInProcess } from '../helpers/cli.js';
@@ -154,12 +154,32 @@ describe('config show', () => {
 });
 
 describe('config set', () => {
-  it('writes the value (parsed as JSON), keeps the rest, and leaves the file 0600', async () => {
+  it('keeps the owner, the group and the mode the service reads it by (no lock-out)', async () => {
+    // The install gives the file 0640 root:printer-agent; a rewrite as 0600 root locked the
+    // service out of its own config (issue 15). As root, the test gives the file to other ids
+    // to see them kept; as another user, the file's own ids must survive the rewrite.
+    ws.writeConfig(fileConfig(), 0o640);
+    const asRoot = process.getuid?.() === 0;
+    if (asRoot) chownSync(ws.configPath, 4321, 8765);
+    const before = statSync(ws.configPath);
+    const r = await cli(['config', 'set', 'logLevel', 'debug', '--config', ws.configPath]);
+    assert.equal(r.status, 0, r.stderr);
+    const after = statSync(ws.configPath);
+    assert.notEqual(after.ino, before.ino, 'replaced by a new file (atomic rename)');
+    assert.equal(after.mode & 0o777, 0o640);
+    assert.deepEqual([after.uid, after.gid], asRoot ? [4321, 8765] : [before.uid, before.gid]);
+    assert.equal(
+      (JSON.parse(readFileSync(ws.configPath, 'utf8')) as { logLevel: string }).logLevel,
+      'debug',
+    );
+  });
+
+  it('writes the value (parsed as JSON), keeps the rest, and takes away what others could read', async () => {
     ws.writeConfig(fileConfig(), 0o644);
     const r = await cli(['config', 'set', 'mqtt.keepaliveSec', '45', '--config', ws.configPath]);
     assert.equal(r.status, 0, r.stderr);
     assert.equal(r.stdout, `${ws.configPath}: mqtt.keepaliveSec updated\n`);
-    assert.equal(statSync(ws.configPath).mode & 0o777, 0o600);
+    assert.equal(statSync(ws.configPath).mode & 0o777, 0o640);
     const written = JSON.parse(readFileSync(ws.configPath, 'utf8')) as Record<string, unknown>;
     const expected = fileConfig();
     (expected.mqtt as Record<string, unknown>).keepaliveSec = 45;

@@ -289,16 +289,29 @@ class HoldingPublisher implements InstructionPublisher {
 describe('catch-up against a man in the middle (issue 13, item 1)', {
   skip,
   timeout: 600_000,
+  // The tests run side by side: each has its own store, agent and proxy (the broker, the service
+  // and its https front are shared and keep nothing between tests), and each spends most of its
+  // time waiting out the 10 s between catch-up queries, which one after another took 100 s.
+  concurrency: true,
 }, () => {
   const suite = faultSuite();
   const dir = mkdtempSync(join(tmpdir(), 'pa-mitm-'));
   const lan = nonLoopbackAddress();
   let ca: TestCa;
   let caPem: string;
-  let front: TlsFront;
-  let serviceUrl: string;
-  let app: ReturnType<typeof buildApp>;
-  let orders: OrderStore;
+  /** The reference service as deployed: its listener, and https in front of it. */
+  interface Service {
+    app: ReturnType<typeof buildApp>;
+    orders: OrderStore;
+    front: TlsFront;
+    /** The https front's URL. */
+    url: string;
+    /** The service's own listener on loopback (plain http). */
+    port: number;
+  }
+  /** What most tests use; `forgery` is the forged-record test's alone (see there). */
+  let shared: Service;
+  let forgery: Service;
   let publisher: MqttPublisher;
   let holding: HoldingPublisher;
   const proxies: Mitm[] = [];
@@ -336,33 +349,51 @@ describe('catch-up against a man in the middle (issue 13, item 1)', {
       servicePrivateKeyFile: 'service-private.pem',
     });
     const { registry, serviceKey } = buildRegistry(config, dir);
-    orders = new OrderStore(':memory:');
     publisher = new MqttPublisher({
       url: suite.broker.url,
       topicPrefix: 'printer-agent/v1',
       clientId: 'order-service-mitm',
-      onConnect: () => void app?.outbox.drain(),
+      onConnect: () => {
+        void shared?.app.outbox.drain();
+        void forgery?.app.outbox.drain();
+      },
     });
     holding = new HoldingPublisher(publisher);
-    app = buildApp({ registry, store: orders, serviceKey, publisher: holding, outboxRetryMs: 0 });
-    await app.listen({ port: 0, host: '127.0.0.1' });
-    const port = (app.server.address() as AddressInfo).port;
-    // The service as deployed: https in front (its certificate from the service's CA).
-    front = await TlsFront.start(ca.issue({ name: 'order-service', ...LOCAL_NAMES }), port);
-    serviceUrl = `https://localhost:${front.port}`;
+    const startService = async (): Promise<Service> => {
+      const orders = new OrderStore(':memory:');
+      const app = buildApp({
+        registry,
+        store: orders,
+        serviceKey,
+        publisher: holding,
+        outboxRetryMs: 0,
+      });
+      await app.listen({ port: 0, host: '127.0.0.1' });
+      const port = (app.server.address() as AddressInfo).port;
+      // The service as deployed: https in front (its certificate from the service's CA).
+      const front = await TlsFront.start(ca.issue({ name: 'order-service', ...LOCAL_NAMES }), port);
+      return { app, orders, front, url: `https://localhost:${front.port}`, port };
+    };
+    shared = await startService();
+    forgery = await startService();
     await waitFor('the service on the broker', () => publisher.connected, 10_000);
   });
 
   after(async () => {
     for (const p of proxies) await p.close();
-    await front?.close();
-    await app?.close();
+    for (const service of [shared, forgery]) {
+      await service?.front.close();
+      await service?.app.close();
+      service?.orders.close();
+    }
     await publisher?.close();
-    orders?.close();
   });
 
-  async function mitm(options: Omit<Parameters<typeof Mitm.start>[0], 'upstream' | 'upstreamCa'>) {
-    const proxy = await Mitm.start({ ...options, upstream: serviceUrl, upstreamCa: caPem });
+  async function mitm(
+    options: Omit<Parameters<typeof Mitm.start>[0], 'upstream' | 'upstreamCa'>,
+    service = shared,
+  ) {
+    const proxy = await Mitm.start({ ...options, upstream: service.url, upstreamCa: caPem });
     proxies.push(proxy);
     return proxy;
   }
@@ -406,9 +437,8 @@ describe('catch-up against a man in the middle (issue 13, item 1)', {
    * Creates an order as the merchant's POS would (signed), straight at the service's listener
    * (the POS's path is not what this file attacks); returns its orderNo.
    */
-  async function create(name: string, dish: string): Promise<string> {
-    const port = (app.server.address() as AddressInfo).port;
-    const res = await fetch(`http://127.0.0.1:${port}/open-api/order/create`, {
+  async function create(name: string, dish: string, service = shared): Promise<string> {
+    const res = await fetch(`http://127.0.0.1:${service.port}/open-api/order/create`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(
@@ -439,11 +469,13 @@ describe('catch-up against a man in the middle (issue 13, item 1)', {
   const paper = (s: FaultStore) => s.ticketTexts().join('\n');
 
   it('a forged record for the next order number never prints; the genuine instruction then does', async (t) => {
-    const proxy = await mitm({});
+    // A service of its own: the attacker guesses the number the service gives next, which the
+    // orders the other tests create meanwhile would take on a shared one.
+    const proxy = await mitm({}, forgery);
     const s = await store(t, 'mitm-lab', { baseUrl: proxy.url });
     // An order of the day, before the agent runs: its first round (a genuine answer) prints it
     // and sets the cursor on it. Waiting for a later round to pick it up would cost 10 s or 20 s.
-    const first = await create('mitm-lab', 'Genuine first dish');
+    const first = await create('mitm-lab', 'Genuine first dish', forgery);
     await s.startOnline();
     await waitFor(
       `${first} printed`,
@@ -492,7 +524,7 @@ describe('catch-up against a man in the middle (issue 13, item 1)', {
     assert.ok(!proxy.seen.some((x) => x.param?.orderInnerNo === next));
 
     // The real order with that number: its signed MQTT instruction prints, not `duplicate`.
-    const genuine = await create('mitm-lab', 'Genuine next dish');
+    const genuine = await create('mitm-lab', 'Genuine next dish', forgery);
     assert.equal(genuine, next, 'the attacker guessed the number right');
     await waitFor(
       `${next} printed`,
@@ -551,7 +583,7 @@ describe('catch-up against a man in the middle (issue 13, item 1)', {
       cert: otherCa.issue({ name: 'impostor', ...LOCAL_NAMES }),
       urlHost: 'localhost',
     });
-    const tls = await store(t, 'mitm-tls', { baseUrl: serviceUrl, caFile: ca.certFile });
+    const tls = await store(t, 'mitm-tls', { baseUrl: shared.url, caFile: ca.certFile });
     const imp = await store(t, 'mitm-impostor', { baseUrl: impostor.url, caFile: ca.certFile });
     // Orders whose instructions the service holds back: only catch-up can bring them.
     const tlsOrder = await create('mitm-tls', 'Dish over https');
@@ -582,9 +614,8 @@ describe('catch-up against a man in the middle (issue 13, item 1)', {
     holding.held.add(deriveStoreId(appId('mitm-foreign'), storeKeyOf('mitm-foreign')));
     // The service lists this store's orders under R999 / B-9; the agent knows it is R100 / B-1.
     // Straight to the service on loopback (signed answers): only the restaurant rule is at stake.
-    const port = (app.server.address() as AddressInfo).port;
     const s = await store(t, 'mitm-foreign', {
-      baseUrl: `http://127.0.0.1:${port}`,
+      baseUrl: `http://127.0.0.1:${shared.port}`,
       restaurantNo: 'R100',
       branchIdentifier: 'B-1',
     });
