@@ -5,7 +5,8 @@
  *
  * Options: `--runs N` (default 3), `--busy N` busy-loop processes (default one per core),
  * `--out FILE` for the JSON report (default bench/stress-report.json). Each run's wall time,
- * test counts and failures are printed as they finish; the exit code is 1 when any run failed.
+ * test counts and failures are printed as they finish, and a failed run's whole output is kept
+ * beside the report (`stress-run-N.tap`); the exit code is 1 when any run failed.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -44,6 +45,8 @@ interface RunResult {
   pass: number | null;
   fail: number | null;
   failures: string[];
+  /** The run's whole TAP output, kept when it failed (the failing tests' errors are in it). */
+  output?: string;
 }
 
 /** Busy loops that keep every core occupied (lowest priority they can get: none, on purpose). */
@@ -75,7 +78,9 @@ function runSuite(run: number): Promise<RunResult> {
         pass: summary('pass'),
         fail: summary('fail'),
         failures,
+        output: code === 0 ? undefined : join(dirname(args.out!), `stress-run-${run}.tap`),
       });
+      if (code !== 0) writeFileSync(join(dirname(args.out!), `stress-run-${run}.tap`), out);
     });
   });
 }
@@ -98,6 +103,7 @@ try {
       `run ${i}: ${r.exitCode === 0 ? 'passed' : 'FAILED'} in ${r.wallSec} s; tests ${r.tests}, pass ${r.pass}, fail ${r.fail}`,
     );
     for (const f of r.failures) console.log(`  not ok: ${f}`);
+    if (r.output) console.log(`  output: ${r.output}`);
   }
 } finally {
   stop();

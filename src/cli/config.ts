@@ -10,7 +10,9 @@ import { CONFIG_PATH_ENV, DEFAULT_CONFIG_PATH } from '../config/env.js';
 import { type LoadedConfig, loadConfig } from '../config/load.js';
 import { redactConfig } from '../config/redact.js';
 import { configJsonSchema, configReference } from '../config/reference.js';
+import { assertServiceCanRead } from '../config/service-access.js';
 import { isAgentError } from '../errors.js';
+import { findServiceAccount, runningAsRoot } from '../host/service-account.js';
 import type { CliContext } from './io.js';
 
 const CONFIG_OPTION = [
@@ -44,6 +46,8 @@ function printWarnings(context: CliContext, loaded: LoadedConfig): void {
 
 export function registerConfig(program: Command, context: CliContext): void {
   const { io } = context;
+  /** The service's account when root runs the command, else null (the caller's access counts). */
+  const serviceAccount = () => (runningAsRoot() ? findServiceAccount(io.env) : null);
   // The file from --config, else the environment's; relative paths from the caller's directory.
   const where = (configPath: string | undefined) => ({ configPath, env: io.env, cwd: io.cwd });
   const config = program
@@ -55,7 +59,13 @@ export function registerConfig(program: Command, context: CliContext): void {
     .description('validate the config file and the files it names; print every problem')
     .option(...CONFIG_OPTION)
     .action((opts: { config?: string }) => {
-      const loaded = reportingIssues(context, () => loadConfig(where(opts.config)));
+      const loaded = reportingIssues(context, () => {
+        const loaded = loadConfig(where(opts.config));
+        // Root reads every file: as root, what counts is what the service's account can read.
+        const account = serviceAccount();
+        if (account) assertServiceCanRead(account, loaded.file, loaded.path);
+        return loaded;
+      });
       if (!loaded) return;
       printWarnings(context, loaded);
       // Allowed but unsafe (print-protocol §8): said loudly, though the config is valid.
@@ -81,13 +91,16 @@ export function registerConfig(program: Command, context: CliContext): void {
     .command('set')
     .description(
       'set one value (KEY as mqtt.url or printers[0].url; VALUE as JSON, else text); the whole ' +
-        'result is validated before the file is written (mode 0600)',
+        'result is validated before the file is written (its owner, group and mode are kept; run ' +
+        'as root, a change the service user could not read is refused)',
     )
     .argument('<key>', 'dot path of the setting')
     .argument('<value>', 'new value: JSON when it parses (4, true, ["a"]), else a string')
     .option(...CONFIG_OPTION)
     .action((key: string, value: string, opts: { config?: string }) => {
-      const path = reportingIssues(context, () => setConfigValue(key, value, where(opts.config)));
+      const path = reportingIssues(context, () =>
+        setConfigValue(key, value, { ...where(opts.config), serviceAccount: serviceAccount() }),
+      );
       // The value is not echoed: it may be a secret.
       if (path) io.stdout.write(`${path}: ${key} updated\n`);
     });

@@ -15,7 +15,14 @@ import { CONFIG_PATH_ENV, DEFAULT_CONFIG_PATH } from '../config/env.js';
 import { type AgentConfig, getAt, resolveConfig, validateConfig } from '../config/load.js';
 import { type ConfigFile, SECRET_FILE_FIELDS } from '../config/schema.js';
 import { checkReadableFile, exposedSecretWarning, readSecretFile } from '../config/secret-files.js';
+import { serviceAccessProblems, serviceReadFiles } from '../config/service-access.js';
 import { errorMessage, isAgentError } from '../errors.js';
+import {
+  findServiceAccount,
+  runningAsRoot,
+  SERVICE_USER,
+  SERVICE_USER_ENV,
+} from '../host/service-account.js';
 import { probeBroker } from '../mqtt/probe.js';
 import { openPrinter } from '../printer/open-printer.js';
 import { STORE_KEY_MAX } from '../protocol/envelope.js';
@@ -206,6 +213,40 @@ function checkPermissions(out: CheckLine[], loaded: Loaded): void {
           }
         : { status: 'ok', name: 'permissions', detail: `${field}: ${target}` },
     );
+  }
+}
+
+/**
+ * Run as root, every file check above passes whatever the modes: root reads everything. What
+ * counts is whether the service's own account can read them (the lock-out trap of issue 15).
+ */
+function checkServiceAccess(out: CheckLine[], loaded: Loaded, env: NodeJS.ProcessEnv): void {
+  if (!runningAsRoot()) return;
+  const account = findServiceAccount(env);
+  if (!account) {
+    out.push({
+      status: 'warn',
+      name: 'service user',
+      detail: `no account ${env[SERVICE_USER_ENV] || SERVICE_USER} here: as root, doctor cannot tell what the service can read`,
+      fix: `install the package (it creates the account), or set ${SERVICE_USER_ENV} to the unit's User=`,
+    });
+    return;
+  }
+  const problems = serviceAccessProblems(account, loaded.file, loaded.path);
+  for (const problem of problems)
+    out.push({
+      status: 'FAIL',
+      name: 'service user',
+      detail: `${problem.field}: ${problem.detail}`,
+      fix: problem.fix,
+    });
+  if (problems.length === 0) {
+    const count = serviceReadFiles(loaded.file, loaded.path).length;
+    out.push({
+      status: 'ok',
+      name: 'service user',
+      detail: `${account.name} can read the config and the ${count - 1} file${count === 2 ? '' : 's'} it names`,
+    });
   }
 }
 
@@ -463,6 +504,7 @@ export async function runDoctor(options: {
     checkKeys(out, loaded.file);
     checkFiles(out, loaded.file);
     checkPermissions(out, loaded);
+    checkServiceAccess(out, loaded, around.env);
     checkStateDir(out, loaded.file.stateDir);
     await checkBroker(out, loaded);
     out.push(...(await catchUpChecks(loaded.file)));

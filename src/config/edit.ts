@@ -7,8 +7,10 @@
  * at: a store can be configured before its key files are copied in (`config check` reads them).
  */
 import { AgentError } from '../errors.js';
+import type { ServiceAccount } from '../host/service-account.js';
 import { openConfigFile, resolveConfigPath } from './config-file.js';
 import { validateConfig } from './load.js';
+import { assertServiceCanRead } from './service-access.js';
 
 export type KeyPath = (string | number)[];
 
@@ -79,6 +81,11 @@ export interface SetOptions {
   configPath?: string;
   env?: NodeJS.ProcessEnv;
   cwd?: string;
+  /**
+   * The service's account when root runs the command: the write is refused when that account
+   * could not read the config file, or the file the changed setting names (issue 15).
+   */
+  serviceAccount?: ServiceAccount | null;
 }
 
 /** Sets `key` to `value` (text from the command line) in the config file; returns the file path. */
@@ -87,7 +94,9 @@ export function setConfigValue(key: string, valueText: string, options: SetOptio
   const path = parseKeyPath(key);
   const file = openConfigFile(resolveConfigPath(options.configPath, env, options.cwd));
   const next = withValueAt(file.read(), path, parseCliValue(valueText), key);
-  validateConfig(next, { file: file.path, env, cwd: options.cwd });
+  const { config } = validateConfig(next, { file: file.path, env, cwd: options.cwd });
+  if (options.serviceAccount)
+    assertServiceCanRead(options.serviceAccount, config, file.path, ['config file', key]);
   file.write(next);
   return file.path;
 }

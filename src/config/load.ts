@@ -40,6 +40,8 @@ export type AgentConfig = Omit<ConfigFile, '$schema' | 'storeKey' | 'storeId' | 
 export interface LoadedConfig {
   /** Absolute path of the config file. */
   path: string;
+  /** The file as validated (paths resolved, secrets not read): what names the other files. */
+  file: ConfigFile;
   config: AgentConfig;
   /** Problems that do not stop the agent (e.g. a secret file readable by others). */
   warnings: string[];
@@ -208,5 +210,5 @@ export function loadConfig(options: LoadOptions = {}): LoadedConfig {
   const raw = openConfigFile(path).read();
   const { config: file } = validateConfig(raw, { file: path, env, cwd: options.cwd });
   const { config, warnings } = resolveConfig(file, { file: path });
-  return { path, config, warnings };
+  return { path, file, config, warnings };
 }

@@ -4,10 +4,12 @@
  * Private keys are never read into the config at all (the key room loads them), so their content
  * cannot leak through it.
  */
+import { SCRUBBED } from '../logging.js';
 import { redactUrl } from '../printer/printer-url.js';
 import { SECRET_FIELDS } from './schema.js';
 
-export const REDACTED = '***';
+/** The same mark the logger leaves where it scrubbed a secret. */
+export const REDACTED = SCRUBBED;
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -55,12 +57,4 @@ export function secretValues(config: object): string[] {
     if (typeof value === 'string' && value !== '') out.add(value);
   }
   return [...out];
-}
-
-/** `text` with every occurrence of each secret replaced by `***` (longest first). */
-export function redactText(text: string, secrets: readonly string[]): string {
-  let out = text;
-  for (const secret of [...secrets].filter((s) => s !== '').sort((a, b) => b.length - a.length))
-    out = out.split(secret).join(REDACTED);
-  return out;
 }

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { loadConfig } from '../../src/config/load.js';
-import { REDACTED, redactConfig, redactText, secretValues } from '../../src/config/redact.js';
+import { REDACTED, redactConfig, secretValues } from '../../src/config/redact.js';
+import { SCRUBBED, scrubText, secretForms } from '../../src/logging.js';
 import {
   FILE_MQTT_PASSWORD,
   FILE_STORE_KEY,
@@ -47,12 +48,15 @@ describe('redaction', () => {
     assert.equal((shown.mqtt as Record<string, unknown>).url, 'mqtts://***@broker:8883');
   });
 
-  it('lists the secret values, and redacts them from any text', () => {
+  it('lists the secret values, which the logger scrubs from any text', () => {
     const { config } = loadConfig({ configPath: ws.configPath, env: {} });
     const secrets = secretValues(config);
     assert.deepEqual(secrets.sort(), [FILE_MQTT_PASSWORD, FILE_STORE_KEY].sort());
     const line = `connect as ${config.mqtt.username} with ${FILE_MQTT_PASSWORD} for ${FILE_STORE_KEY}`;
-    assert.equal(redactText(line, secrets), 'connect as store-0001 with *** for ***');
+    assert.equal(
+      scrubText(line, secretForms(secrets)),
+      `connect as store-0001 with ${SCRUBBED} for ${SCRUBBED}`,
+    );
     assert.deepEqual(secretValues({ storeKey: '', mqtt: {} }), []);
   });
 });

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { listenTcp, type TcpEndpoint, VirtualPrinter } from '../../src/emulator/index.js';
@@ -43,7 +43,12 @@ interface Run {
 }
 
 function doctor(args: string[], ntp: 'yes' | 'no' = 'yes', bin?: string): Promise<Run> {
-  const env = { ...process.env };
+  // The service runs as the account running these tests: as root, doctor's service-user check
+  // then has an account to ask (service-access.test.ts covers another account).
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PRINTER_AGENT_SERVICE_USER: userInfo().username,
+  };
   if (bin) {
     writeFileSync(join(bin, 'timedatectl'), `#!/bin/sh\necho ${ntp}\n`);
     chmodSync(join(bin, 'timedatectl'), 0o755);
@@ -127,6 +132,14 @@ describe('printer-agent doctor', { skip: skipWithoutMosquitto() }, () => {
       );
     assert.ok(lines.includes(`ok   config: ${config}`), run.stdout);
     assert.ok(lines.includes(`ok   printer receipt: ${endpoint.address}: ready`), run.stdout);
+    // As root, what the service's account can read is checked too (here: this account).
+    if (process.getuid?.() === 0)
+      assert.ok(
+        lines.some((l) =>
+          /^ok {3}service user: root can read the config and the \d+ files it names$/.test(l),
+        ),
+        run.stdout,
+      );
     assertNoSecret(run);
   });
 

@@ -367,6 +367,11 @@ describe('catch-up against a man in the middle (issue 13, item 1)', {
         serviceKey,
         publisher: holding,
         outboxRetryMs: 0,
+        // Every client comes from loopback here, most through the https front (a reverse proxy):
+        // six agents with their proxies and this process's creates, at once. The per-client cap
+        // (32, for stores behind one NAT) would close some of them; the README says to raise it
+        // behind a proxy.
+        http: { maxConnectionsPerClient: 256 },
       });
       await app.listen({ port: 0, host: '127.0.0.1' });
       const port = (app.server.address() as AddressInfo).port;

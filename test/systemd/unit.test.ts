@@ -27,6 +27,24 @@ describe('systemd unit', () => {
       assert.match(unit, new RegExp(`^${line.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`, 'm'), line);
     }
     assert.doesNotMatch(unit, /^PrivateDevices=/m, 'printers are devices: no PrivateDevices');
+    // Readiness and the watchdog come from a systemd-notify child (decision 73); the clock sync
+    // state must stay readable (issue 10); V8 needs writable code pages.
+    assert.match(unit, /^NotifyAccess=all$/m);
+    assert.doesNotMatch(unit, /^ProtectClock=/m);
+    assert.doesNotMatch(unit, /^MemoryDenyWriteExecute=/m);
+    // A filtered system call fails with EPERM instead of killing the agent.
+    assert.match(unit, /^SystemCallErrorNumber=EPERM$/m);
+  });
+
+  it('exposes at most 4.0 to systemd-analyze security (it was 7.4)', {
+    skip: hasAnalyze ? false : 'needs systemd-analyze (Debian package systemd)',
+  }, () => {
+    const r = spawnSync('systemd-analyze', ['security', '--offline=true', unitPath], {
+      encoding: 'utf8',
+    });
+    const overall = /Overall exposure level for printer-agent\.service: (\d+\.\d)/.exec(r.stdout);
+    assert.ok(overall, `no overall level in:\n${r.stdout}${r.stderr}`);
+    assert.ok(Number(overall[1]) <= 4.0, `exposure ${overall[1]}`);
   });
 
   it('passes systemd-analyze verify', {
