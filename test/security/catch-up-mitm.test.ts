@@ -367,11 +367,12 @@ describe('catch-up against a man in the middle (issue 13, item 1)', {
         serviceKey,
         publisher: holding,
         outboxRetryMs: 0,
-        // Every client comes from loopback here, most through the https front (a reverse proxy):
-        // six agents with their proxies and this process's creates, at once. The per-client cap
-        // (32, for stores behind one NAT) would close some of them; the README says to raise it
-        // behind a proxy.
-        http: { maxConnectionsPerClient: 256 },
+        // This process's creates reuse keep-alive connections (fetch closes an idle one after
+        // 4 s, from the service's `timeout=5` hint). While the 300 MiB test's proxy, in this
+        // process, keeps the event loop busy, that 4 s timer fires late and a create can go out
+        // on a connection the service closed at 5 s ("fetch failed": a POST is not retried).
+        // The service keeps idle connections longer here, so the client always closes first.
+        http: { keepAliveTimeoutMs: 60_000 },
       });
       await app.listen({ port: 0, host: '127.0.0.1' });
       const port = (app.server.address() as AddressInfo).port;
@@ -443,7 +444,8 @@ describe('catch-up against a man in the middle (issue 13, item 1)', {
    * (the POS's path is not what this file attacks); returns its orderNo.
    */
   async function create(name: string, dish: string, service = shared): Promise<string> {
-    const res = await fetch(`http://127.0.0.1:${service.port}/open-api/order/create`, {
+    const url = `http://127.0.0.1:${service.port}/open-api/order/create`;
+    const res = await fetch(url, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(
@@ -459,6 +461,14 @@ describe('catch-up against a man in the middle (issue 13, item 1)', {
           },
         }),
       ),
+    }).catch((error: Error) => {
+      // fetch says only "fetch failed"; what failed is in its cause.
+      throw new Error(
+        `create ${dish}: ${url}: ${String((error.cause as Error)?.message ?? error)}`,
+        {
+          cause: error,
+        },
+      );
     });
     const body = (await res.json()) as { code: number; message: string; data: { orderNo: string } };
     assert.equal(body.code, 10000, `create: ${body.code} ${body.message}`);
