@@ -3,7 +3,8 @@
  * of `src/cli/` around the I/O it is given, `main` runs one command line and returns the exit code:
  * 0 success, 1 a typed failure (`CODE: message` on stderr), 2 a usage error (unknown command,
  * missing or invalid option); printer commands add 3 (printer not ready) and 4 (sent but not
- * confirmed). `src/cli.ts` runs it on the real process; tests run it in their own process with
+ * confirmed), and `run` 78 (EX_CONFIG: the config keeps it from starting; the unit does not
+ * restart it). `src/cli.ts` runs it on the real process; tests run it in their own process with
  * captured streams (test/helpers/cli.ts), the way the order service's `buildApp()` is tested.
  */
 import { Command, CommanderError } from 'commander';

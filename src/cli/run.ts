@@ -3,14 +3,19 @@
 import type { Command } from 'commander';
 import { Agent } from '../agent.js';
 import { settingsFrom } from '../config/agent-settings.js';
-import { loadConfig } from '../config/load.js';
+import { type LoadedConfig, loadConfig } from '../config/load.js';
 import { secretValues } from '../config/redact.js';
-import { errorMessage } from '../errors.js';
+import { errorMessage, isAgentError } from '../errors.js';
 import { createLogger } from '../logging.js';
 import { sdNotify } from '../systemd-notify.js';
 import type { CliContext } from './io.js';
 
-export function registerRun(program: Command, { io }: CliContext): void {
+/** sysexits.h EX_CONFIG: what `run` exits with when the config keeps it from starting. */
+export const EXIT_CONFIG = 78;
+const CONFIG_ERRORS = new Set<string>(['CONFIG_MISSING', 'CONFIG_INVALID', 'KEY_FILE_MISSING']);
+
+export function registerRun(program: Command, context: CliContext): void {
+  const { io } = context;
   program
     .command('run')
     .description('run the agent: MQTT in, printers out (the systemd service runs this)')
@@ -19,7 +24,18 @@ export function registerRun(program: Command, { io }: CliContext): void {
       'config file (default $PRINTER_AGENT_CONFIG or /etc/printer-agent/config.json)',
     )
     .action(async (opts: { config?: string }) => {
-      const loaded = loadConfig({ configPath: opts.config, env: io.env, cwd: io.cwd });
+      let loaded: LoadedConfig;
+      try {
+        loaded = loadConfig({ configPath: opts.config, env: io.env, cwd: io.cwd });
+      } catch (error) {
+        if (!isAgentError(error) || !CONFIG_ERRORS.has(error.code)) throw error;
+        // Exit 78 (EX_CONFIG): the unit's RestartPreventExitStatus= keeps systemd from
+        // restarting an agent that cannot start until a person fixes its config.
+        io.stderr.write(`${error.code}: ${error.message}\n`);
+        for (const issue of error.issues) io.stderr.write(`  ${issue.path}: ${issue.message}\n`);
+        context.exitCode = EXIT_CONFIG;
+        return;
+      }
       const log = createLogger({
         level: loaded.config.logLevel,
         secrets: secretValues(loaded.config),

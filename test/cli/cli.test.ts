@@ -306,6 +306,23 @@ describe('the program in a process it shares', () => {
   });
 });
 
+describe('run with a config it cannot start on', () => {
+  it('exits 78 (EX_CONFIG), naming the problem, so systemd does not restart it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pa-run-config-'));
+    const missing = await runCliInProcess(['run', '--config', join(dir, 'absent.json')]);
+    assert.equal(missing.status, 78);
+    assert.match(missing.stderr, /^CONFIG_MISSING: .*absent\.json: no such file/);
+    writeFileSync(join(dir, 'bad.json'), JSON.stringify({ appId: 'A1', mqtt: { urll: 'x' } }));
+    const invalid = await runCliInProcess(['run', '--config', join(dir, 'bad.json')]);
+    assert.equal(invalid.status, 78);
+    assert.match(invalid.stderr, /^CONFIG_INVALID: /);
+    assert.match(invalid.stderr, /^ {2}mqtt: unknown setting "urll"/m);
+    // The unit holds the other half of the contract.
+    const unit = readFileSync(join(ROOT, 'systemd', 'printer-agent.service'), 'utf8');
+    assert.match(unit, /^RestartPreventExitStatus=78$/m);
+  });
+});
+
 describe('command groups load on demand', () => {
   // Building a program registers commands and reads nothing: streams that go nowhere will do.
   const context = (): CliContext => ({

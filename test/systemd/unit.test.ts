@@ -23,6 +23,10 @@ describe('systemd unit', () => {
       'ProtectSystem=strict',
       'ProtectHome=true',
       'PrivateTmp=true',
+      // One unit for the package (/usr/bin) and a source install (/usr/local/bin).
+      'ExecStart=printer-agent run --config /etc/printer-agent/config.json',
+      'RestartPreventExitStatus=78',
+      'Documentation=file:///usr/share/doc/printer-agent/README.md',
     ]) {
       assert.match(unit, new RegExp(`^${line.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`, 'm'), line);
     }
