@@ -1,0 +1,251 @@
+/**
+ * The install test (issue 15): the package installed with `apt` into a Debian trixie root made by
+ * debootstrap, with Debian's own nodejs, the way a store's IT person installs it; then the agent
+ * started there as its service user, printing a signed instruction published on this machine's
+ * Mosquitto to this machine's emulator (the root shares this machine's network); then removed
+ * and purged. Needs root, debootstrap and mosquitto; `.ci/run` runs it.
+ *
+ * The root is made once and cached outside the repository (`PRINTER_AGENT_TEST_ROOTS`, default
+ * /var/cache/printer-agent-test); each run installs into a fresh copy of it.
+ *
+ * Usage: `tsx packaging/install-test.ts FILE.deb`
+ */
+import assert from 'node:assert/strict';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import {
+  chownSync,
+  cpSync,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { basename, join } from 'node:path';
+import mqtt from 'mqtt';
+import { listenTcp, renderText, VirtualPrinter } from '../src/emulator/index.js';
+import { buildEnvelope } from '../src/protocol/envelope.js';
+import { topics } from '../src/protocol/print-protocol.js';
+import { generateKeyPair, parseKey } from '../src/protocol/signing.js';
+import { deriveStoreId } from '../src/protocol/store-id.js';
+import { formatTimestamp } from '../src/protocol/time.js';
+import { Mosquitto } from '../test/helpers/mosquitto.js';
+import { waitFor } from '../test/helpers/waiting.js';
+
+const deb = process.argv[2];
+if (!deb || !existsSync(deb)) {
+  console.error('usage: tsx packaging/install-test.ts FILE.deb');
+  process.exit(2);
+}
+if (process.getuid?.() !== 0) {
+  console.error('install-test: needs root (debootstrap, chroot, apt)');
+  process.exit(2);
+}
+
+const started = Date.now();
+const seconds = () => `${((Date.now() - started) / 1000).toFixed(1)} s`;
+const sh = (command: string, args: string[], env: NodeJS.ProcessEnv = {}) =>
+  execFileSync(command, args, {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive', ...env },
+  });
+
+const arch = sh('dpkg', ['--print-architecture']).trim();
+const cache = process.env.PRINTER_AGENT_TEST_ROOTS || '/var/cache/printer-agent-test';
+// What a Pi's OS has that matters here: systemd (the unit is enabled offline, as in an image
+// being built), udev, nodejs from Debian. The name changes when the list does.
+const INCLUDE = 'nodejs,ca-certificates,systemd,udev';
+const base = join(cache, `trixie-${arch}-${INCLUDE.split(',').length}`);
+if (!existsSync(join(base, 'usr', 'bin', 'node'))) {
+  console.log(`install-test: debootstrap trixie ${arch} into ${base} (cached for later runs)`);
+  rmSync(base, { recursive: true, force: true });
+  sh('debootstrap', [
+    '--variant=minbase',
+    `--include=${INCLUDE}`,
+    'trixie',
+    base,
+    'http://deb.debian.org/debian',
+  ]);
+  console.log(`install-test: root made in ${seconds()}`);
+}
+
+const root = mkdtempSync(join(cache, `run-${arch}-`));
+const mounted: string[] = [];
+let agent: ChildProcess | null = null;
+const broker = await Mosquitto.start();
+const printer = new VirtualPrinter();
+const endpoint = await listenTcp(printer, { port: 0 });
+try {
+  // cp -a: the root holds device nodes, which fs.cp cannot copy.
+  sh('cp', ['-a', `${base}/.`, root]);
+  for (const [type, dir] of [
+    ['proc', 'proc'],
+    ['sysfs', 'sys'],
+  ] as const) {
+    sh('mount', ['-t', type, type, join(root, dir)]);
+    mounted.push(join(root, dir));
+  }
+  const inRoot = (args: string[], env: NodeJS.ProcessEnv = {}) =>
+    sh('chroot', [root, ...args], env);
+
+  // 1. apt installs it, with the root's own nodejs (Debian's).
+  cpSync(deb, join(root, 'tmp', basename(deb)));
+  const node = inRoot(['node', '--version']).trim();
+  // The maintainer scripts speak on stderr: read both, as a person at the terminal would.
+  const install = inRoot([
+    'sh',
+    '-c',
+    `apt-get install -y --no-install-recommends /tmp/${basename(deb)} 2>&1`,
+  ]);
+  console.log(`install-test: installed with Debian's node ${node} in ${seconds()}`);
+  assert.match(install, /Setting up printer-agent/);
+  assert.equal(
+    inRoot(['printer-agent', '--version']).trim(),
+    JSON.parse(readFileSync('package.json', 'utf8')).version,
+  );
+  const account = inRoot(['id', 'printer-agent']);
+  assert.match(account, /groups=.*\(printer-agent\)/);
+  assert.match(account, /\(lp\)/);
+  assert.match(account, /\(dialout\)/);
+  const mode = (path: string) => {
+    const s = statSync(join(root, path));
+    return `${(s.mode & 0o777).toString(8)} ${s.uid}:${s.gid}`;
+  };
+  const uid = Number(inRoot(['id', '-u', 'printer-agent']).trim());
+  const gid = Number(inRoot(['id', '-g', 'printer-agent']).trim());
+  assert.equal(mode('var/lib/printer-agent'), `700 ${uid}:${gid}`);
+  assert.equal(mode('etc/printer-agent'), `750 0:${gid}`);
+  assert.equal(mode('etc/printer-agent/config.json'), `640 0:${gid}`);
+  // The link points into the root (an absolute path there), so it is read, not followed.
+  assert.equal(
+    readlinkSync(join(root, 'etc/systemd/system/multi-user.target.wants/printer-agent.service')),
+    '/usr/lib/systemd/system/printer-agent.service',
+    'the unit is enabled',
+  );
+  // The example config is not valid yet: installed, enabled, not started, and the person told.
+  assert.match(
+    install,
+    /installed and enabled, not started: edit \/etc\/printer-agent\/config\.json/,
+  );
+
+  // 2. The store's config, written as root; the secrets the service user's alone.
+  const service = generateKeyPair();
+  const appId = 'A-install';
+  const storeKey = 'sk-install-test-secret-4412';
+  const storeId = deriveStoreId(appId, storeKey);
+  writeFileSync(join(root, 'etc/printer-agent/service-public.pem'), service.publicPem, {
+    mode: 0o644,
+  });
+  writeFileSync(join(root, 'etc/printer-agent/store-key'), `${storeKey}\n`, { mode: 0o600 });
+  chownSync(join(root, 'etc/printer-agent/store-key'), uid, gid);
+  const configText = `${JSON.stringify(
+    {
+      appId,
+      storeKeyFile: '/etc/printer-agent/store-key',
+      mqtt: { url: broker.url },
+      keys: { servicePublicKeyFile: '/etc/printer-agent/service-public.pem' },
+      printers: [{ id: 'receipt', url: endpoint.address, profile: 'generic-80mm' }],
+      catchUp: { enabled: false },
+      freshness: { clock: 'synchronized' },
+    },
+    null,
+    2,
+  )}\n`;
+  writeFileSync(join(root, 'etc/printer-agent/config.json'), configText);
+  assert.match(
+    inRoot(['printer-agent', 'config', 'check']),
+    /^config OK: \/etc\/printer-agent\/config\.json/,
+  );
+
+  // 3. The agent as its service user, as the unit runs it; a signed instruction prints.
+  const status: string[] = [];
+  const events: string[] = [];
+  const client = mqtt.connect(broker.url, { protocolVersion: 5 });
+  const t = topics('printer-agent/v1', storeId);
+  client.on('message', (topic, payload) => {
+    if (topic === t.status) status.push(payload.toString());
+    else events.push(payload.toString());
+  });
+  await client.subscribeAsync([t.status, t.job]);
+  let output = '';
+  agent = spawn(
+    'chroot',
+    [
+      root,
+      // As the unit runs it: the service user with its groups (lp, dialout), the agent exec'd
+      // in place (so SIGTERM reaches it, as systemd's stop does, and its exit code comes back).
+      'setpriv',
+      '--reuid=printer-agent',
+      '--regid=printer-agent',
+      '--init-groups',
+      '--',
+      'printer-agent',
+      'run',
+      '--config',
+      '/etc/printer-agent/config.json',
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  agent.stdout!.on('data', (d: Buffer) => (output += d));
+  agent.stderr!.on('data', (d: Buffer) => (output += d));
+  await waitFor('the agent online', () => status.some((s) => s.includes('"online"')), 30_000).catch(
+    (error: Error) => {
+      throw new Error(`${error.message}\n${output.slice(-3000)}`);
+    },
+  );
+  const orderNo = 'O20261126990001';
+  const body = buildEnvelope({
+    appId,
+    storeKey,
+    key: parseKey(service.privatePem, 'private'),
+    param: {
+      storeId,
+      jobId: `job-${orderNo}`,
+      orderNo,
+      createTime: formatTimestamp(new Date()),
+      order: {
+        productInfo: [{ productName: 'Installed noodles', price: 1200, quantity: 1 }],
+        orderType: 1,
+        paymentWay: 2,
+        paymentTransactionId: `M-${orderNo}`,
+      },
+    },
+  });
+  await client.publishAsync(t.print, JSON.stringify(body), { qos: 1 });
+  const onPaper = () => printer.tickets().some((ticket) => renderText(ticket).includes(orderNo));
+  await waitFor('the receipt on paper', onPaper, 30_000).catch((error: Error) => {
+    throw new Error(`${error.message}\n${output.slice(-3000)}`);
+  });
+  await waitFor('the printed event', () => events.some((e) => e.includes('"printed"')), 30_000);
+  console.log(`install-test: ${orderNo} printed by the installed agent in ${seconds()}`);
+  agent.kill('SIGTERM');
+  const code = await new Promise<number | null>((resolve) => agent!.once('exit', resolve));
+  agent = null;
+  assert.equal(code, 0, output.slice(-2000));
+  await client.endAsync();
+
+  // 4. Removed, then purged: the config goes, the job database stays unless asked.
+  inRoot(['apt-get', 'remove', '-y', 'printer-agent']);
+  assert.ok(!existsSync(join(root, 'usr/bin/printer-agent')));
+  assert.ok(existsSync(join(root, 'etc/printer-agent/config.json')), 'remove keeps the config');
+  const purge = inRoot(['sh', '-c', 'apt-get purge -y printer-agent 2>&1']);
+  assert.ok(!existsSync(join(root, 'etc/printer-agent')), 'purge removes the config');
+  assert.ok(
+    existsSync(join(root, 'var/lib/printer-agent/jobs.db')),
+    'purge keeps the job database',
+  );
+  assert.match(
+    purge,
+    /kept \/var\/lib\/printer-agent \(the job database\); PRINTER_AGENT_PURGE_STATE=yes removes it/,
+  );
+  console.log(`install-test: OK in ${seconds()}`);
+} finally {
+  agent?.kill('SIGKILL');
+  for (const path of mounted.reverse()) sh('umount', ['-l', path]);
+  rmSync(root, { recursive: true, force: true });
+  await endpoint.close();
+  await broker.stop();
+}
