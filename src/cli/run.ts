@@ -31,8 +31,8 @@ export function registerRun(program: Command, context: CliContext): void {
         if (!isAgentError(error) || !CONFIG_ERRORS.has(error.code)) throw error;
         // Exit 78 (EX_CONFIG): the unit's RestartPreventExitStatus= keeps systemd from
         // restarting an agent that cannot start until a person fixes its config.
+        // The message names the file and every problem in it.
         io.stderr.write(`${error.code}: ${error.message}\n`);
-        for (const issue of error.issues) io.stderr.write(`  ${issue.path}: ${issue.message}\n`);
         context.exitCode = EXIT_CONFIG;
         return;
       }
