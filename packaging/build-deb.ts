@@ -13,15 +13,18 @@
  *   /etc/printer-agent/config.json (conffile), /usr/share/doc/printer-agent/
  *
  * Options: `--out DIR` (default `build/`), `--arch ARCH` (default: this machine's, from
- * `dpkg --print-architecture`). Native modules are taken as `npm ci` built them on this machine,
- * for this Node's module ABI, which the package records and its postinst checks.
+ * `dpkg --print-architecture`). SQLite: better-sqlite3 12 as `npm ci` built it here, for this
+ * Node's module ABI (Node 20), and better-sqlite3 13's prebuilt driver for Node 22 and later
+ * (`src/host/sqlite.ts` picks); the postinst checks the Node it finds against both.
  */
 import { execFileSync } from 'node:child_process';
 import {
   chmodSync,
   cpSync,
+  existsSync,
   mkdirSync,
   mkdtempSync,
+  readdirSync,
   readFileSync,
   realpathSync,
   rmSync,
@@ -105,6 +108,11 @@ try {
   ])
     rmSync(join(lib, 'node_modules', leftover), { recursive: true, force: true });
   rmSync(join(lib, 'package-lock.json'));
+  // better-sqlite3 13's prebuilt drivers (Node 22 and later): this architecture's glibc one only.
+  const prebuilds = join(lib, 'node_modules', 'better-sqlite3-napi', 'prebuilds');
+  const keep = `linux-${arch === 'amd64' ? 'x64' : arch}.node`;
+  for (const file of readdirSync(prebuilds)) if (file !== keep) rmSync(join(prebuilds, file));
+  if (!existsSync(join(prebuilds, keep))) throw new Error(`better-sqlite3 13 has no ${keep}`);
 
   const bin = join(stage, 'usr', 'bin');
   mkdirSync(bin, { recursive: true });

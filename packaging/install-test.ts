@@ -8,7 +8,10 @@
  * The root is made once and cached outside the repository (`PRINTER_AGENT_TEST_ROOTS`, default
  * /var/cache/printer-agent-test); each run installs into a fresh copy of it.
  *
- * Usage: `tsx packaging/install-test.ts FILE.deb`
+ * Further Node binaries (`.ci/run` passes 22, 24 and 26 from the npm registry) are then put in
+ * the root's /usr/local/bin, as a Node installed from elsewhere is, and the agent prints again.
+ *
+ * Usage: `tsx packaging/install-test.ts FILE.deb [NODE ...]`
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
@@ -34,9 +37,9 @@ import { formatTimestamp } from '../src/protocol/time.js';
 import { Mosquitto } from '../test/helpers/mosquitto.js';
 import { waitFor } from '../test/helpers/waiting.js';
 
-const deb = process.argv[2];
+const [deb, ...otherNodes] = process.argv.slice(2);
 if (!deb || !existsSync(deb)) {
-  console.error('usage: tsx packaging/install-test.ts FILE.deb');
+  console.error('usage: tsx packaging/install-test.ts FILE.deb [NODE ...]');
   process.exit(2);
 }
 if (process.getuid?.() !== 0) {
@@ -44,6 +47,8 @@ if (process.getuid?.() !== 0) {
   process.exit(2);
 }
 
+/** systemd's PATH for services, which finds `printer-agent` and the `node` its shebang asks for. */
+const ROOT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 const started = Date.now();
 const seconds = () => `${((Date.now() - started) / 1000).toFixed(1)} s`;
 const sh = (command: string, args: string[], env: NodeJS.ProcessEnv = {}) =>
@@ -56,8 +61,9 @@ const sh = (command: string, args: string[], env: NodeJS.ProcessEnv = {}) =>
 const arch = sh('dpkg', ['--print-architecture']).trim();
 const cache = process.env.PRINTER_AGENT_TEST_ROOTS || '/var/cache/printer-agent-test';
 // What a Pi's OS has that matters here: systemd (the unit is enabled offline, as in an image
-// being built), udev, nodejs from Debian. The name changes when the list does.
-const INCLUDE = 'nodejs,ca-certificates,systemd,udev';
+// being built), udev, nodejs from Debian, and libatomic1, which the official Node binaries need
+// (a store installing Node from elsewhere installs it too). The name changes when the list does.
+const INCLUDE = 'nodejs,ca-certificates,systemd,udev,libatomic1';
 const base = join(cache, `trixie-${arch}-${INCLUDE.split(',').length}`);
 if (!existsSync(join(base, 'usr', 'bin', 'node'))) {
   console.log(`install-test: debootstrap trixie ${arch} into ${base} (cached for later runs)`);
@@ -74,7 +80,7 @@ if (!existsSync(join(base, 'usr', 'bin', 'node'))) {
 
 const root = mkdtempSync(join(cache, `run-${arch}-`));
 const mounted: string[] = [];
-let agent: ChildProcess | null = null;
+let agent = null as ChildProcess | null;
 const broker = await Mosquitto.start();
 const printer = new VirtualPrinter();
 const endpoint = await listenTcp(printer, { port: 0 });
@@ -160,71 +166,90 @@ try {
     /^config OK: \/etc\/printer-agent\/config\.json/,
   );
 
-  // 3. The agent as its service user, as the unit runs it; a signed instruction prints.
-  const status: string[] = [];
-  const events: string[] = [];
+  // 3. The agent as its service user, as the unit runs it; a signed instruction prints: with
+  // Debian's node, then with each further Node binary put first on the root's PATH
+  // (/usr/local/bin, where a Node from elsewhere goes), the same package untouched.
   const client = mqtt.connect(broker.url, { protocolVersion: 5 });
   const t = topics('printer-agent/v1', storeId);
+  const status: string[] = [];
+  const events: string[] = [];
   client.on('message', (topic, payload) => {
     if (topic === t.status) status.push(payload.toString());
     else events.push(payload.toString());
   });
   await client.subscribeAsync([t.status, t.job]);
-  let output = '';
-  agent = spawn(
-    'chroot',
-    [
-      root,
-      // As the unit runs it: the service user with its groups (lp, dialout), the agent exec'd
-      // in place (so SIGTERM reaches it, as systemd's stop does, and its exit code comes back).
-      'setpriv',
-      '--reuid=printer-agent',
-      '--regid=printer-agent',
-      '--init-groups',
-      '--',
-      'printer-agent',
-      'run',
-      '--config',
-      '/etc/printer-agent/config.json',
-    ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  agent.stdout!.on('data', (d: Buffer) => (output += d));
-  agent.stderr!.on('data', (d: Buffer) => (output += d));
-  await waitFor('the agent online', () => status.some((s) => s.includes('"online"')), 30_000).catch(
-    (error: Error) => {
-      throw new Error(`${error.message}\n${output.slice(-3000)}`);
-    },
-  );
-  const orderNo = 'O20261126990001';
-  const body = buildEnvelope({
-    appId,
-    storeKey,
-    key: parseKey(service.privatePem, 'private'),
-    param: {
-      storeId,
-      jobId: `job-${orderNo}`,
-      orderNo,
-      createTime: formatTimestamp(new Date()),
-      order: {
-        productInfo: [{ productName: 'Installed noodles', price: 1200, quantity: 1 }],
-        orderType: 1,
-        paymentWay: 2,
-        paymentTransactionId: `M-${orderNo}`,
+  const printWith = async (round: number, nodeLabel: string) => {
+    status.length = 0;
+    events.length = 0;
+    let output = '';
+    agent = spawn(
+      'chroot',
+      [
+        root,
+        // As the unit runs it: the service user with its groups (lp, dialout), the agent exec'd
+        // in place (so SIGTERM reaches it, as systemd's stop does, and its exit code comes back).
+        'setpriv',
+        '--reuid=printer-agent',
+        '--regid=printer-agent',
+        '--init-groups',
+        '--',
+        'printer-agent',
+        'run',
+        '--config',
+        '/etc/printer-agent/config.json',
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, PATH: ROOT_PATH } },
+    );
+    agent.stdout!.on('data', (d: Buffer) => (output += d));
+    agent.stderr!.on('data', (d: Buffer) => (output += d));
+    const withOutput = (error: Error) => {
+      throw new Error(`${nodeLabel}: ${error.message}\n${output.slice(-3000)}`);
+    };
+    await waitFor(
+      'the agent online',
+      () => status.some((s) => s.includes('"online"')),
+      30_000,
+    ).catch(withOutput);
+    const orderNo = `O2026112699000${round}`;
+    const body = buildEnvelope({
+      appId,
+      storeKey,
+      key: parseKey(service.privatePem, 'private'),
+      param: {
+        storeId,
+        jobId: `job-${orderNo}`,
+        orderNo,
+        createTime: formatTimestamp(new Date()),
+        order: {
+          productInfo: [{ productName: 'Installed noodles', price: 1200, quantity: 1 }],
+          orderType: 1,
+          paymentWay: 2,
+          paymentTransactionId: `M-${orderNo}`,
+        },
       },
-    },
-  });
-  await client.publishAsync(t.print, JSON.stringify(body), { qos: 1 });
-  const onPaper = () => printer.tickets().some((ticket) => renderText(ticket).includes(orderNo));
-  await waitFor('the receipt on paper', onPaper, 30_000).catch((error: Error) => {
-    throw new Error(`${error.message}\n${output.slice(-3000)}`);
-  });
-  await waitFor('the printed event', () => events.some((e) => e.includes('"printed"')), 30_000);
-  console.log(`install-test: ${orderNo} printed by the installed agent in ${seconds()}`);
-  agent.kill('SIGTERM');
-  const code = await new Promise<number | null>((resolve) => agent!.once('exit', resolve));
-  agent = null;
-  assert.equal(code, 0, output.slice(-2000));
+    });
+    await client.publishAsync(t.print, JSON.stringify(body), { qos: 1 });
+    const onPaper = () => printer.tickets().some((ticket) => renderText(ticket).includes(orderNo));
+    await waitFor('the receipt on paper', onPaper, 30_000).catch(withOutput);
+    await waitFor('the printed event', () => events.some((e) => e.includes('"printed"')), 30_000);
+    console.log(
+      `install-test: ${orderNo} printed by the installed agent on ${nodeLabel} in ${seconds()}`,
+    );
+    agent.kill('SIGTERM');
+    const code = await new Promise<number | null>((resolve) => agent!.once('exit', resolve));
+    agent = null;
+    assert.equal(code, 0, `${nodeLabel}: exit ${code}\n${output.slice(-2000)}`);
+  };
+  await printWith(1, `Debian's node ${node}`);
+  for (const [index, binary] of otherNodes.entries()) {
+    cpSync(binary, join(root, 'usr/local/bin/node'));
+    const version = inRoot(['/usr/local/bin/node', '--version']).trim();
+    assert.equal(
+      inRoot(['sh', '-c', 'command -v node'], { PATH: ROOT_PATH }).trim(),
+      '/usr/local/bin/node',
+    );
+    await printWith(index + 2, `node ${version} from /usr/local/bin`);
+  }
   await client.endAsync();
 
   // 4. Removed, then purged: the config goes, the job database stays unless asked.

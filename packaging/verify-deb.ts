@@ -4,7 +4,8 @@
  * issue asks for, and no development dependency); then, unpacked, the packaged command itself:
  * its version, a receipt rendered from a fixture, and the job database opened (so the native
  * SQLite module loads from the package, with nothing built). `.ci/run` runs it after
- * `npm run package`. Usage: `tsx packaging/verify-deb.ts FILE.deb`.
+ * `npm run package`. Usage: `tsx packaging/verify-deb.ts FILE.deb [NODE ...]`: each further Node
+ * binary (`.ci/run` passes 22, 24 and 26) runs the packaged command and its SQLite driver too.
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -14,7 +15,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const deb = process.argv[2];
+const [deb, ...otherNodes] = process.argv.slice(2);
 if (!deb) {
   console.error('usage: tsx packaging/verify-deb.ts FILE.deb');
   process.exit(2);
@@ -56,6 +57,7 @@ try {
     './usr/lib/printer-agent/package.json',
     './usr/lib/printer-agent/config/printers/generic-80mm.json',
     './usr/lib/printer-agent/node_modules/better-sqlite3/build/Release/better_sqlite3.node',
+    `./usr/lib/printer-agent/node_modules/better-sqlite3-napi/prebuilds/linux-${process.arch}.node`,
     './usr/lib/systemd/system/printer-agent.service',
     './usr/lib/udev/rules.d/99-printer-agent.rules',
     './etc/printer-agent/config.json',
@@ -81,8 +83,18 @@ try {
 
   const root = join(work, 'root');
   sh('dpkg-deb', ['--extract', deb, root]);
+  for (const node of [process.execPath, ...otherNodes]) check(root, node);
+  console.log(
+    `${deb}: OK (${contents.length} entries; Node ${[process.execPath, ...otherNodes].map((n) => sh(n, ['--version']).trim()).join(', ')})`,
+  );
+} finally {
+  rmSync(work, { recursive: true, force: true });
+}
+
+/** The unpacked package's command and SQLite driver, run by `node`. */
+function check(root: string, node: string): void {
   const cli = (...args: string[]) =>
-    sh(process.execPath, [join(root, 'usr/lib/printer-agent/dist/cli.js'), ...args]);
+    sh(node, [join(root, 'usr/lib/printer-agent/dist/cli.js'), ...args]);
   assert.equal(cli('--version').trim(), pkg.version);
   const receipt = cli(
     'render',
@@ -91,14 +103,12 @@ try {
     'text',
   );
   assert.match(receipt, /TOTAL|Total/i, 'a receipt rendered by the packaged command');
-  // The native SQLite module loads from the package as installed, with nothing built.
-  const sqlite = sh(process.execPath, [
+  // The SQLite driver this Node picks loads from the package as installed, with nothing built.
+  const sqlite = sh(node, [
+    '--input-type=module',
     '-e',
-    `const Database = require(${JSON.stringify(join(root, 'usr/lib/printer-agent/node_modules/better-sqlite3'))});
-     console.log(new Database(':memory:').prepare('select sqlite_version() as v').get().v);`,
+    `const { default: Database, SQLITE_DRIVER } = await import(${JSON.stringify(join(root, 'usr/lib/printer-agent/dist/host/sqlite.js'))});
+     console.log(SQLITE_DRIVER, new Database(':memory:').prepare('select sqlite_version() as v').get().v);`,
   ]);
-  assert.match(sqlite, /^3\.\d+\.\d+$/m);
-  console.log(`${deb}: OK (${contents.length} entries)`);
-} finally {
-  rmSync(work, { recursive: true, force: true });
+  assert.match(sqlite, /^better-sqlite3(-napi)? 3\.\d+\.\d+$/m, `${node}: ${sqlite}`);
 }

@@ -16,9 +16,10 @@
  * with the insertion sequence as the tie-break so pages never overlap or skip when many orders
  * share one second.
  */
-import Database from 'better-sqlite3';
+
 import { AgentError } from '../errors.js';
 import { keepDatabasePrivate } from '../host/private-file.js';
+import Database from '../host/sqlite.js';
 import type { QueryMode } from '../protocol/index.js';
 
 export interface NewOrder {

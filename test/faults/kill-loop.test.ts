@@ -16,7 +16,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import Database from 'better-sqlite3';
+import Database from '../../src/host/sqlite.js';
 import { skipWithoutMosquitto } from '../helpers/mosquitto.js';
 import { waitFor } from '../helpers/waiting.js';
 import { faultSuite } from './harness.js';

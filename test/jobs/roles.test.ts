@@ -8,8 +8,8 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import Database from 'better-sqlite3';
 import { AgentError } from '../../src/errors.js';
+import Database from '../../src/host/sqlite.js';
 import type { Job } from '../../src/jobs/job.js';
 import { MIGRATIONS } from '../../src/jobs/migrations.js';
 import { Spooler } from '../../src/jobs/spooler.js';

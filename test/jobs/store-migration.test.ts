@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import Database from 'better-sqlite3';
 import { AgentError } from '../../src/errors.js';
+import Database from '../../src/host/sqlite.js';
 import { SCHEMA_VERSION } from '../../src/jobs/migrations.js';
 import { DATABASE_FILE, JobStore } from '../../src/jobs/store.js';
 import { instruction, tempDir } from './fixtures.js';

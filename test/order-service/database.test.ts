@@ -10,8 +10,8 @@ import { chmodSync, existsSync, mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import Database from 'better-sqlite3';
 import { isAgentError } from '../../src/errors.js';
+import Database from '../../src/host/sqlite.js';
 import { OrderStore, toOrderRecord } from '../../src/order-service/index.js';
 import {
   APP_ID,

@@ -17,7 +17,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
-import Database from 'better-sqlite3';
+import Database from '../../src/host/sqlite.js';
 import { DATABASE_FILE } from '../../src/jobs/store.js';
 import type { JobEvent } from '../../src/protocol/print-protocol.js';
 import { type FaultStore, faultSuite } from '../faults/harness.js';

@@ -17,7 +17,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
-import Database from 'better-sqlite3';
+import Database from '../../src/host/sqlite.js';
 import { buildEnvelope } from '../../src/protocol/index.js';
 import { ROOT } from '../helpers/cli.js';
 import { Mosquitto, skipWithoutMosquitto } from '../helpers/mosquitto.js';

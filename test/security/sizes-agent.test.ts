@@ -18,7 +18,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import Database from 'better-sqlite3';
+import Database from '../../src/host/sqlite.js';
 import { DATABASE_FILE } from '../../src/jobs/store.js';
 import { faultSuite, type Json, peakRssMb } from '../faults/harness.js';
 import { runCliInProcess } from '../helpers/cli.js';

@@ -19,10 +19,10 @@
 
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { AgentError } from '../../errors.js';
 import { DEFAULT_STATE_DIR } from '../../host/paths.js';
 import { keepDatabasePrivate } from '../../host/private-file.js';
+import Database from '../../host/sqlite.js';
 import { faultMaxPages, faultStoreFailing } from '../fault-points.js';
 import { migrate } from '../migrations.js';
 import { storeError } from '../sqlite-errors.js';
