@@ -19,7 +19,7 @@ export const PREBUILT_DRIVER_FROM_NODE = 22;
 
 const nodeMajor = Number(process.versions.node.split('.')[0]);
 
-/** Which driver this process uses, for logs and doctor. */
+/** Which driver this process uses (the package check reads it). */
 export const SQLITE_DRIVER =
   nodeMajor >= PREBUILT_DRIVER_FROM_NODE ? 'better-sqlite3-napi' : 'better-sqlite3';
 
