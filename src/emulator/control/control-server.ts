@@ -24,6 +24,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { errorMessage } from '../../errors.js';
 import { isLoopbackAuthority, isLoopbackHost } from '../../host/loopback.js';
+import { listenOn } from '../link/endpoints.js';
 import type { ControlResult, EmulatorControl } from './control.js';
 
 const MAX_BODY = 64 * 1024;
@@ -191,15 +192,7 @@ export async function startControlServer(
       }
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 9101, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const bound = server.address();
-  const port = typeof bound === 'object' && bound ? bound.port : (options.port ?? 9101);
+  const port = await listenOn(server, options.port ?? 9101, host);
   boundPort = port;
   return {
     host,

@@ -60,6 +60,22 @@ export function createInProcessLink(target: LinkTarget, options: LinkOptions = {
 
 // TCP -----------------------------------------------------------------------------------------
 
+/**
+ * Starts `server` (a raw TCP or an HTTP one) on `host:port` and answers the port it got (`0`
+ * picks a free one); a failure to listen (port taken) rejects instead of being an 'error' event.
+ */
+export async function listenOn(server: Server, port: number, host: string): Promise<number> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const bound = server.address();
+  return typeof bound === 'object' && bound ? bound.port : port;
+}
+
 export interface TcpOptions extends LinkOptions {
   /** Default 127.0.0.1: the emulator is a loopback printer. */
   host?: string;
@@ -98,15 +114,7 @@ export async function listenTcp(
     }
   });
   const host = options.host ?? '127.0.0.1';
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 9100, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const bound = server.address();
-  const port = typeof bound === 'object' && bound ? bound.port : (options.port ?? 9100);
+  const port = await listenOn(server, options.port ?? 9100, host);
   const hostInUrl = host.includes(':') ? `[${host}]` : host;
   return {
     kind: 'tcp',
