@@ -1,10 +1,13 @@
 /**
  * Rendering a 20-item receipt end to end (model, layout, code-page mapping, encoding, text twin)
- * beside the floor: the encoder library encoding the same finished lines directly, with no model,
- * layout or mapping work. The ratio is what our receipt logic costs on top of the encoder.
+ * beside two baselines: `receiptline`, a peer that turns its own markup of the same receipt
+ * (columns, prices formatted, QR code, cut) into ESC/POS (issue 16: at least as fast as the
+ * peer), and ReceiptPrinterEncoder encoding the same finished lines alone, the library our
+ * encoder replaced (decision 155): it once was the floor, now it is slower than the whole render.
  */
 import type { Codepage } from '@point-of-sale/codepage-encoder';
 import ReceiptPrinterEncoder from '@point-of-sale/receipt-printer-encoder';
+import receiptline from 'receiptline';
 import { printInstructionSchema } from '../src/protocol/print-protocol.js';
 import { receiptOptions } from '../src/receipt/options.js';
 import { getProfile } from '../src/receipt/profile.js';
@@ -44,7 +47,7 @@ export function benchReceipt(minMs: number): Comparison[] {
 
   const subject = measure('renderReceipt (20 items)', () => renderReceipt(input), minMs);
   const baseline = measure(
-    'encoder alone, same lines',
+    'ReceiptPrinterEncoder alone, same lines',
     () => {
       const encoder = new ReceiptPrinterEncoder({
         columns: 48,
@@ -58,5 +61,45 @@ export function benchReceipt(minMs: number): Comparison[] {
     },
     minMs,
   );
-  return [compare('render a 20-item receipt', subject, baseline)];
+  const order = instruction.order;
+  const money = (cents: number) => (cents / 100).toFixed(2);
+  const peer = measure(
+    'receiptline, same receipt',
+    () => {
+      const doc = [
+        '^^Kusina ni Lola',
+        '123 Mabini St.',
+        '-',
+        `Order | ${instruction.orderNo}`,
+        `^^Pick-up ${instruction.pickUpNo}`,
+        `Created | ${instruction.createTime}`,
+        '-',
+        ...order.productInfo.map(
+          (item) => `${item.quantity} x ${item.productName} | ${money(item.price * item.quantity)}`,
+        ),
+        '-',
+        `Service fee | ${money(order.serviceFee ?? 0)}`,
+        `^TOTAL | ${money(order.productInfo.reduce((sum, item) => sum + item.price * item.quantity, order.serviceFee ?? 0))}`,
+        `Paid by | ${order.paymentChannel}`,
+        `Transaction | ${order.paymentTransactionId}`,
+        `Paid at | ${order.transactionReturnTime}`,
+        '-',
+        ...(order.customPrintContext ?? '').split('\n'),
+        'Salamat po!',
+        `{code:${instruction.orderNo};option:qrcode,6,m}`,
+        '=',
+      ].join('\n');
+      return receiptline.transform(doc, {
+        cpl: 48,
+        encoding: 'multilingual',
+        command: 'escpos',
+        cutting: true,
+      });
+    },
+    minMs,
+  );
+  return [
+    compare('render a 20-item receipt, vs the encoder library it replaced', subject, baseline),
+    compare('render a 20-item receipt, vs receiptline', subject, peer),
+  ];
 }

@@ -5,7 +5,8 @@
  * the install tests run the agent on Node 22, 24 and 26 (and, for arm64, on all four under qemu).
  * Nothing else is downloaded: the npm registry is what a closed build network reaches.
  *
- * Cache: `PRINTER_AGENT_CACHE` (default `~/.cache/printer-agent`), `nodes/<cpu>-<major>/`.
+ * Cache: `PRINTER_AGENT_CACHE` (default /var/cache/printer-agent as root, else
+ * ~/.cache/printer-agent), `nodes/<cpu>-<major>/`.
  * As a command: `tsx packaging/node-dist.ts CPU MAJOR` prints the dist's directory.
  */
 import { execFileSync } from 'node:child_process';
@@ -14,8 +15,15 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+/**
+ * Where fetched Nodes and native builds are kept. As root: /var/cache, not /root, whose mode
+ * would keep tests that run a Node as another account (`nobody`) from executing it.
+ */
 export const cacheDir = () =>
-  process.env.PRINTER_AGENT_CACHE || join(homedir(), '.cache', 'printer-agent');
+  process.env.PRINTER_AGENT_CACHE ||
+  (process.getuid?.() === 0
+    ? '/var/cache/printer-agent'
+    : join(homedir(), '.cache', 'printer-agent'));
 
 /** Node's CPU names for Debian's architectures; the ones the package is built for. */
 export const NODE_CPU = { amd64: 'x64', arm64: 'arm64' } as const;

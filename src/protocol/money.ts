@@ -43,20 +43,27 @@ function isSupportedLocale(locale: string): boolean {
   }
 }
 
-const formatters = new Map<string, Intl.NumberFormat>();
+/** A formatter with its fraction digits, read once: `resolvedOptions()` builds a new object. */
+interface Formatter {
+  nf: Intl.NumberFormat;
+  digits: number;
+}
 
-function formatterFor(fmt: MoneyFormat): Intl.NumberFormat {
+const formatters = new Map<string, Formatter>();
+
+function formatterFor(fmt: MoneyFormat): Formatter {
   const key = `${fmt.locale}|${fmt.currency}|${fmt.display}`;
-  let nf = formatters.get(key);
-  if (!nf) {
-    nf = new Intl.NumberFormat(fmt.locale, {
+  let formatter = formatters.get(key);
+  if (!formatter) {
+    const nf = new Intl.NumberFormat(fmt.locale, {
       style: 'currency',
       currency: fmt.currency,
       currencyDisplay: fmt.display === 'code' ? 'code' : 'narrowSymbol',
     });
-    formatters.set(key, nf);
+    formatter = { nf, digits: nf.resolvedOptions().maximumFractionDigits ?? 2 };
+    formatters.set(key, formatter);
   }
-  return nf;
+  return formatter;
 }
 
 // Bidi marks and no-break spaces that Intl adds for screens: a receipt printer has no use for
@@ -86,8 +93,7 @@ export function centsToDecimal(value: number | bigint, minorDigits = 2): string 
 
 /** 12345 cents PHP -> `₱123.45` (display symbol) or `PHP 123.45` (display code). */
 export function formatMoney(value: number | bigint, fmt: MoneyFormat): string {
-  const nf = formatterFor(fmt);
-  const digits = nf.resolvedOptions().maximumFractionDigits ?? 2;
+  const { nf, digits } = formatterFor(fmt);
   const decimal = centsToDecimal(value, digits);
   // Intl formats a numeric string as an exact decimal (ECMA-402 NumberFormat v3).
   return nf

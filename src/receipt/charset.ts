@@ -82,15 +82,22 @@ export interface Charset {
   isCjk(ch: string): boolean;
   /** The printable form of `text`. */
   map(text: string): MappedText;
+  /** Code-page bytes of text that `map` made printable and holds no CJK. */
+  encode(text: string): Uint8Array;
 }
 
-const codepageSets = new Map<string, ReadonlySet<number>>();
+const codepageBytes = new Map<string, ReadonlyMap<number, number>>();
 
-function printableCodepoints(codepage: Codepage): ReadonlySet<number> {
-  let set = codepageSets.get(codepage);
-  if (!set) {
+/**
+ * Each printable character's byte in the code page: the encoder library's table, read once per
+ * code page (its own `encode` clones the whole definition and scans it for every piece of text:
+ * over half of a receipt's render time, issue 16).
+ */
+function printableBytes(codepage: Codepage): ReadonlyMap<number, number> {
+  let bytes = codepageBytes.get(codepage);
+  if (!bytes) {
     const table = CodepageEncoder.getCodepoints(codepage, true);
-    const points = new Set<number>();
+    const map = new Map<number, number>();
     // A character the table also holds at 0x00-0x1F or 0x7F is encoded there (the first match),
     // as a control byte: PC850/858 have ¶ and § at 0x14/0x15 as well as at F4/F5.
     const atControl = new Set<number>();
@@ -99,14 +106,16 @@ function printableCodepoints(codepage: Codepage): ReadonlySet<number> {
       if (cp !== undefined) atControl.add(cp);
     }
     // ASCII 0x20-0x7E is the same in every code page the encoder offers us; above it, the table.
+    // The first byte holding a character is the one the library would choose.
     for (let byte = 0x20; byte < table.length; byte++) {
       const cp = table[byte];
-      if (byte !== 0x7f && cp !== undefined && cp !== 0 && !atControl.has(cp)) points.add(cp);
+      if (byte !== 0x7f && cp !== undefined && cp !== 0 && !atControl.has(cp) && !map.has(cp))
+        map.set(cp, byte);
     }
-    set = points;
-    codepageSets.set(codepage, set);
+    bytes = map;
+    codepageBytes.set(codepage, bytes);
   }
-  return set;
+  return bytes;
 }
 
 /** GB18030 two-byte characters only: the four-byte range is beyond what printer fonts carry. */
@@ -117,9 +126,9 @@ function gbTwoByte(ch: string): boolean {
 
 export function charsetFor(profile: PrinterProfile): Charset {
   const codepage = profile.codepage as Codepage;
-  const points = printableCodepoints(codepage);
+  const bytes = printableBytes(codepage);
   const cjkCache = new Map<string, boolean>();
-  const inCodepage = (ch: string) => points.has(ch.codePointAt(0) ?? -1);
+  const inCodepage = (ch: string) => bytes.has(ch.codePointAt(0) ?? -1);
   const isCjk = (ch: string) => {
     if (!profile.cjk || charWidth(ch) !== 2) return false;
     let ok = cjkCache.get(ch);
@@ -164,6 +173,16 @@ export function charsetFor(profile: PrinterProfile): Charset {
         if (!unprintable.includes(ch)) unprintable.push(ch);
       }
       return { text: out, unprintable };
+    },
+    encode(text: string): Uint8Array {
+      const out = new Uint8Array(text.length);
+      let length = 0;
+      for (const ch of text) {
+        const byte = bytes.get(ch.codePointAt(0)!);
+        // `map` never lets such a character through; a `?` is what the library would print.
+        out[length++] = byte ?? 0x3f;
+      }
+      return out.subarray(0, length);
     },
   };
 }

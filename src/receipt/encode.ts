@@ -1,40 +1,95 @@
 /**
- * Encoding: layout commands to ESC/POS bytes with ReceiptPrinterEncoder, which owns the command
- * bytes (styles, code page, QR). We add only what it lacks: CJK through `FS &` + GB18030 bytes +
- * `FS .` (it has no double-byte support), and the portable feed-and-cut `GS V 66 0`.
+ * Encoding: layout commands to ESC/POS bytes. The layout has already decided every column, style
+ * and character, so what is left is a handful of fixed commands, written here directly:
  *
- * The layout has already mapped every character to the profile's code page or CJK font, so the
- * encoder never meets a character it would turn into `?` or into a byte below 0x20.
+ *   ESC @, FS ., ESC M 0            initialize, leave CJK mode, font A
+ *   ESC t n                          the profile's code page, before code-page text
+ *   ESC E n, ESC - n, GS B n, GS ! n bold, underline, inverse, character size (style changes)
+ *   FS & ... FS .                    CJK runs as GB18030 bytes (escpos-notes "CJK")
+ *   ESC a n, GS ( k                  a centred QR code (model 2, module size 6, level M)
+ *   ESC d n, GS V m 0                feed, then feed to the cutter and cut
+ *
+ * The bytes are exactly those ReceiptPrinterEncoder produced for the same layout before
+ * (test/receipt/encode.test.ts compares the two over every golden receipt and random layouts):
+ * the library spent over half of a receipt's render time cloning code-page tables and composing
+ * lines we had already composed (issue 16, decision 155). Text is never a command: every
+ * character has been mapped to a code-page byte >= 0x20 or to a GB18030 pair.
  */
-import type { Codepage } from '@point-of-sale/codepage-encoder';
-import ReceiptPrinterEncoder from '@point-of-sale/receipt-printer-encoder';
 import iconv from 'iconv-lite';
 import type { Charset } from './charset.js';
 import { type Layout, PLAIN, type Style } from './layout.js';
 import type { PrinterProfile } from './profile.js';
 
-const FS_AND = [0x1c, 0x26]; // FS &: enter Chinese double-byte mode
-const FS_DOT = [0x1c, 0x2e]; // FS .: leave it
-const CUT = { partial: [0x1d, 0x56, 0x42, 0x00], full: [0x1d, 0x56, 0x41, 0x00] } as const; // GS V m n: feed to the cutter, then cut
+const ESC = 0x1b;
+const GS = 0x1d;
+const FS = 0x1c;
+const FS_AND = [FS, 0x26]; // FS &: enter Chinese double-byte mode
+const FS_DOT = [FS, 0x2e]; // FS .: leave it
+const CUT = { partial: [GS, 0x56, 0x42, 0x00], full: [GS, 0x56, 0x41, 0x00] } as const; // GS V m n: feed to the cutter, then cut
 const QR_SIZE = 6;
+const QR_LEVEL_M = 0x31;
 
-function applyStyle(encoder: ReceiptPrinterEncoder, from: Style, to: Style): void {
-  if (from.bold !== to.bold) encoder.bold(to.bold);
-  if (from.underline !== to.underline) encoder.underline(to.underline);
-  if (from.invert !== to.invert) encoder.invert(to.invert);
-  if (from.width !== to.width || from.height !== to.height) encoder.size(to.width, to.height);
+/** A growing byte buffer: one allocation per doubling, not per command. */
+class Bytes {
+  private buf = new Uint8Array(4096);
+  private length = 0;
+
+  private reserve(n: number): void {
+    if (this.length + n <= this.buf.length) return;
+    let size = this.buf.length * 2;
+    while (size < this.length + n) size *= 2;
+    const next = new Uint8Array(size);
+    next.set(this.buf.subarray(0, this.length));
+    this.buf = next;
+  }
+
+  push(...bytes: number[]): void {
+    this.reserve(bytes.length);
+    for (const b of bytes) this.buf[this.length++] = b;
+  }
+
+  append(bytes: Uint8Array | readonly number[]): void {
+    this.reserve(bytes.length);
+    this.buf.set(bytes, this.length);
+    this.length += bytes.length;
+  }
+
+  result(): Uint8Array {
+    return this.buf.slice(0, this.length);
+  }
 }
 
-/** Splits text into runs printed from the code page and runs printed through the CJK font. */
-function runs(text: string, charset: Charset): Array<{ cjk: boolean; text: string }> {
-  const out: Array<{ cjk: boolean; text: string }> = [];
-  for (const ch of text) {
-    const cjk = charset.isCjk(ch) && !charset.inCodepage(ch);
-    const last = out[out.length - 1];
-    if (last && last.cjk === cjk) last.text += ch;
-    else out.push({ cjk, text: ch });
+/** Style changes in the order ReceiptPrinterEncoder wrote them. */
+function applyStyle(out: Bytes, from: Style, to: Style): void {
+  if (from.bold !== to.bold) out.push(ESC, 0x45, to.bold ? 1 : 0);
+  if (from.underline !== to.underline) out.push(ESC, 0x2d, to.underline ? 1 : 0);
+  if (from.invert !== to.invert) out.push(GS, 0x42, to.invert ? 1 : 0);
+  if (from.width !== to.width || from.height !== to.height)
+    out.push(GS, 0x21, ((to.width - 1) << 4) | (to.height - 1));
+}
+
+/** QR data as ISO 8859-1, `?` for anything beyond it (what printers' QR commands take). */
+function latin1(text: string): Uint8Array {
+  const bytes = new Uint8Array(text.length);
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    bytes[i] = unit <= 0xff ? unit : 0x3f;
   }
-  return out;
+  return bytes;
+}
+
+function qrCode(out: Bytes, data: string): void {
+  const bytes = latin1(data);
+  const length = bytes.length + 3;
+  out.push(ESC, 0x61, 1); // centred
+  out.push(GS, 0x28, 0x6b, 4, 0, 0x31, 0x41, 0x32, 0); // model 2
+  out.push(GS, 0x28, 0x6b, 3, 0, 0x31, 0x43, QR_SIZE); // module size
+  out.push(GS, 0x28, 0x6b, 3, 0, 0x31, 0x45, QR_LEVEL_M); // error correction level M
+  out.push(GS, 0x28, 0x6b, length & 0xff, (length >> 8) & 0xff, 0x31, 0x50, 0x30); // store
+  out.append(bytes);
+  out.push(GS, 0x28, 0x6b, 3, 0, 0x31, 0x51, 0x30); // print
+  out.push(0x0a);
+  out.push(ESC, 0x61, 0); // left again
 }
 
 export function encodeLayout(
@@ -42,43 +97,61 @@ export function encodeLayout(
   profile: PrinterProfile,
   charset: Charset,
 ): Uint8Array {
-  const encoder = new ReceiptPrinterEncoder({
-    language: 'esc-pos',
-    columns: layout.columns,
-    newline: '\n',
-    codepageMapping: profile.codepageNumbers,
-  });
-  encoder.initialize().codepage(profile.codepage as Codepage);
-  let style = PLAIN;
+  const out = new Bytes();
+  out.push(ESC, 0x40, ...FS_DOT, ESC, 0x4d, 0);
+  // `ESC t n` goes before the first code-page text, and again before the first after raw bytes
+  // (a CJK run, a feed, a cut): what ReceiptPrinterEncoder did, and it costs three bytes where
+  // a clone might have left its code page after `FS .`.
+  const selectCodepage = [ESC, 0x74, profile.codepageNumbers[profile.codepage]!];
+  let codepageSelected = false;
   for (const command of layout.commands) {
     switch (command.kind) {
-      case 'line':
+      case 'line': {
+        let style = PLAIN;
         for (const segment of command.segments) {
-          applyStyle(encoder, style, segment.style);
+          if (segment.text === '') continue;
+          applyStyle(out, style, segment.style);
           style = segment.style;
-          for (const run of runs(segment.text, charset)) {
-            if (run.cjk) encoder.raw([...FS_AND, ...iconv.encode(run.text, 'gb18030'), ...FS_DOT]);
-            else encoder.text(run.text);
+          // Runs printed from the code page and runs printed through the CJK font.
+          let run = '';
+          let cjkRun = false;
+          const flush = () => {
+            if (run === '') return;
+            if (cjkRun) {
+              out.append([...FS_AND, ...iconv.encode(run, 'gb18030'), ...FS_DOT]);
+              codepageSelected = false;
+            } else {
+              if (!codepageSelected) out.append(selectCodepage);
+              codepageSelected = true;
+              out.append(charset.encode(run));
+            }
+            run = '';
+          };
+          for (const ch of segment.text) {
+            const cjk = charset.isCjk(ch) && !charset.inCodepage(ch);
+            if (cjk !== cjkRun) flush();
+            cjkRun = cjk;
+            run += ch;
           }
+          flush();
         }
         // Each line ends in plain style, so any line can be read (or reprinted) on its own.
-        applyStyle(encoder, style, PLAIN);
-        style = PLAIN;
-        encoder.newline();
+        applyStyle(out, style, PLAIN);
+        out.push(0x0a);
         break;
+      }
       case 'qr':
-        encoder
-          .align('center')
-          .qrcode(command.data, { model: 2, size: QR_SIZE, errorlevel: 'm' })
-          .align('left');
+        qrCode(out, command.data);
         break;
       case 'feed':
-        encoder.raw([0x1b, 0x64, command.lines]); // ESC d n
+        out.push(ESC, 0x64, command.lines); // ESC d n
+        codepageSelected = false;
         break;
       case 'cut':
-        encoder.raw([...CUT[command.type]]);
+        out.append(CUT[command.type]);
+        codepageSelected = false;
         break;
     }
   }
-  return encoder.encode();
+  return out.result();
 }

@@ -120,6 +120,9 @@ function nobodyReads(path: string): boolean {
       stdio: 'pipe',
     },
   );
+  // A Node this account cannot execute would read as "cannot read the file": say so instead.
+  if (r.error || /EACCES.*node|permission denied.*node/i.test(String(r.stderr)))
+    throw new Error(`nobody cannot run ${process.execPath}: ${r.error?.message ?? r.stderr}`);
   return r.status === 0;
 }
 
