@@ -46,7 +46,7 @@ const RELAY_TOPIC = 'bench/relay/print';
 const WAIT_MS = 180_000;
 
 /** For this store (print-protocol v1.1 §4), created now (the agent's anti-replay age passes). */
-function instruction(n: number): PrintInstruction {
+export function instruction(n: number): PrintInstruction {
   return printInstructionSchema.parse({
     storeId: deriveStoreId(APP_ID, STORE_KEY),
     jobId: `P-${n}`,
@@ -63,7 +63,7 @@ function instruction(n: number): PrintInstruction {
 }
 
 /** An emulator on TCP that counts its tickets and forgets them (thousands would fill memory). */
-async function countingEmulator() {
+export async function countingEmulator() {
   const printer = new VirtualPrinter({ columns: 48, columnsFontB: 64 });
   let tickets = 0;
   const waiters: Array<{ n: number; resolve: () => void }> = [];

@@ -26,6 +26,7 @@ import {
   chownSync,
   cpSync,
   existsSync,
+  mkdirSync,
   mkdtempSync,
   readFileSync,
   readlinkSync,
@@ -85,6 +86,8 @@ const base = join(cache, `trixie-${arch}-mm-${INCLUDE.split(',').length}`);
 if (!existsSync(join(base, 'usr', 'bin', 'node'))) {
   console.log(`install-test: mmdebstrap trixie ${arch} into ${base} (cached for later runs)`);
   rmSync(base, { recursive: true, force: true });
+  // mmdebstrap makes the root's own directory, not the ones above it.
+  mkdirSync(cache, { recursive: true });
   sh('mmdebstrap', [
     '--variant=minbase',
     `--arch=${arch}`,

@@ -34,6 +34,9 @@ export class Reporter {
   private lastStatus = '';
   private storeFailing = false;
   private retryTimer: NodeJS.Timeout | null = null;
+  /** After stop(), only offline() speaks: a status built while the agent shuts down would race
+   * the offline status and the disconnect ("client disconnecting" in the journal at every stop). */
+  private stopped = false;
   private readonly onOutbox = () => void this.drain();
 
   constructor(
@@ -44,12 +47,15 @@ export class Reporter {
   ) {}
 
   start(): void {
+    this.stopped = false;
+    this.store.off('outbox', this.onOutbox);
     this.store.on('outbox', this.onOutbox);
     this.timer = setInterval(() => this.publishStatusSoon(true), this.options.statusIntervalMs);
     this.timer.unref();
   }
 
   stop(): void {
+    this.stopped = true;
     this.store.off('outbox', this.onOutbox);
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
@@ -79,7 +85,7 @@ export class Reporter {
 
   /** Publishes the status if it changed (or always with `force`). Never rejects. */
   async publishStatus(force = false): Promise<void> {
-    if (!this.connection.connected) return;
+    if (this.stopped || !this.connection.connected) return;
     let status: AgentStatus;
     try {
       status = this.options.status();

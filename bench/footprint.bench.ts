@@ -1,0 +1,287 @@
+/**
+ * The production build's footprint on a Pi's terms (issue 16): `node dist/cli.js run --config`,
+ * exactly what the unit runs, in a child process against a real Mosquitto and the emulator.
+ *
+ * 1. Start: exec -> the agent's `online` status on the broker, median of 5 starts. Baseline, same
+ *    run: a bare Node process that loads mqtt.js, connects to the same broker and publishes one
+ *    message (what any agent must do before it can say it is online).
+ * 2. Memory: the agent's RSS 10 s after start, idle, beside a bare Node process's RSS over the
+ *    same 10 s (/proc/PID/status VmRSS; no forced GC: what `ps` shows on the Pi).
+ * 3. CPU per printed job: the agent's user + system time (/proc/PID/stat) over 300 signed
+ *    instructions published at once, each printed on the emulator and reported `printed`, per
+ *    job. Baseline: a bare mqtt.js relay in a child process that parses each message and writes
+ *    pre-rendered bytes to a second emulator, per message.
+ * Figures are 1000 / ms or 1000 / MB, so a ratio of 1.0 means as lean as the baseline.
+ * `BENCH_AGENT_NODE_ARGS` adds Node options to the agent's command line, e.g.
+ * `--cpu-prof --cpu-prof-dir=/tmp/agent-prof` to see where its time goes.
+ * Skipped, with a message, when mosquitto is not installed.
+ */
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import mqtt from 'mqtt';
+import { buildEnvelope } from '../src/protocol/envelope.js';
+import { topics } from '../src/protocol/print-protocol.js';
+import { generateKeyPair, parseKey } from '../src/protocol/signing.js';
+import { deriveStoreId } from '../src/protocol/store-id.js';
+import { receiptOptions } from '../src/receipt/options.js';
+import { getProfile } from '../src/receipt/profile.js';
+import { renderReceipt } from '../src/receipt/render.js';
+import { MOSQUITTO_SKIP, Mosquitto, skipWithoutMosquitto } from '../test/helpers/mosquitto.js';
+import { countingEmulator, instruction } from './e2e.bench.js';
+import { type Comparison, compare } from './harness.js';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const APP_ID = 'A-bench';
+const STORE_KEY = 'sk-bench-e2e';
+const PREFIX = 'printer-agent/v1';
+const STARTS = 5;
+const JOBS = 300;
+const WAIT_MS = 120_000;
+const CLOCK_TICK_MS = 1000 / Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }));
+
+const rssMb = (pid: number) =>
+  Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
+/** User + system CPU time of a process so far, in ms. */
+function cpuMs(pid: number): number {
+  // Fields after the command name (which may hold spaces, inside parentheses): utime is the 14th
+  // field of the line, stime the 15th.
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * CLOCK_TICK_MS;
+}
+const agentNodeArgs = (process.env.BENCH_AGENT_NODE_ARGS ?? '').split(' ').filter(Boolean);
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]!;
+
+function until<T>(what: string, subscribe: (resolve: (value: T) => void) => void): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`footprint: no ${what} in ${WAIT_MS} ms`)),
+      WAIT_MS,
+    );
+    subscribe((value) => {
+      clearTimeout(timer);
+      resolve(value);
+    });
+  });
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+export async function benchFootprint(quick: boolean): Promise<Comparison[]> {
+  if (skipWithoutMosquitto()) {
+    console.log(`footprint benchmark skipped: ${MOSQUITTO_SKIP}`);
+    return [];
+  }
+  // The compiled build, current: an incremental tsc, as `npm run build` does.
+  execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'src'], {
+    cwd: ROOT,
+    stdio: 'inherit',
+  });
+  const cli = join(ROOT, 'dist', 'cli.js');
+  const dir = mkdtempSync(join(tmpdir(), 'pa-bench-footprint-'));
+  const broker = await Mosquitto.start();
+  const cleanup: Array<() => Promise<unknown> | unknown> = [() => broker.stop()];
+  try {
+    const pair = generateKeyPair();
+    const serviceKey = parseKey(pair.privatePem, 'private');
+    writeFileSync(join(dir, 'service-public.pem'), pair.publicPem);
+    writeFileSync(join(dir, 'store-key'), `${STORE_KEY}\n`, { mode: 0o600 });
+    const storeId = deriveStoreId(APP_ID, STORE_KEY);
+    const t = topics(PREFIX, storeId);
+    const emulator = await countingEmulator();
+    cleanup.push(() => emulator.endpoint.close());
+    const config = join(dir, 'config.json');
+    const options = { header: ['BENCH STORE'] };
+    writeFileSync(
+      config,
+      JSON.stringify({
+        appId: APP_ID,
+        storeKeyFile: join(dir, 'store-key'),
+        mqtt: { url: broker.url },
+        keys: { servicePublicKeyFile: join(dir, 'service-public.pem') },
+        printers: [{ id: 'receipt', url: emulator.endpoint.address, profile: 'generic-80mm' }],
+        receipt: options,
+        stateDir: join(dir, 'state'),
+        catchUp: { enabled: false },
+        freshness: { clock: 'synchronized' },
+        logLevel: 'warn',
+      }),
+    );
+
+    const observer = mqtt.connect(broker.url, { protocolVersion: 5, clientId: 'bench-observer' });
+    cleanup.push(() => observer.endAsync());
+    await observer.subscribeAsync([t.status, t.job, 'bench/footprint/+'], { qos: 1 });
+    const listeners = new Set<(topic: string, payload: string) => void>();
+    observer.on('message', (topic, payload) => {
+      for (const listener of listeners) listener(topic, payload.toString());
+    });
+    const message = (what: string, match: (topic: string, payload: string) => boolean) =>
+      until<void>(what, (resolve) => {
+        const listener = (topic: string, payload: string) => {
+          if (!match(topic, payload)) return;
+          listeners.delete(listener);
+          resolve();
+        };
+        listeners.add(listener);
+      });
+
+    // --- 1. start, agent and bare Node ---
+    const agentStarts: number[] = [];
+    const bareStarts: number[] = [];
+    const bareScript = `import mqtt from 'mqtt';
+      const c = mqtt.connect(${JSON.stringify(broker.url)}, { protocolVersion: 5 });
+      c.on('connect', () => c.publish('bench/footprint/up', String(process.pid), { qos: 1 }, () => c.end()));`;
+    let agent: ChildProcess | null = null;
+    for (let i = 0; i < STARTS; i++) {
+      const online = message(
+        'online status',
+        (topic, p) => topic === t.status && p.includes('"online":true'),
+      );
+      const started = performance.now();
+      agent = spawn(process.execPath, [...agentNodeArgs, cli, 'run', '--config', config], {
+        stdio: 'inherit',
+      });
+      await online;
+      agentStarts.push(performance.now() - started);
+      if (i < STARTS - 1) {
+        const offline = message(
+          'offline status',
+          (topic, p) => topic === t.status && p.includes('"online":false'),
+        );
+        await stop(agent);
+        await offline;
+      }
+
+      const up = message('bare publish', (topic) => topic === 'bench/footprint/up');
+      const bareStarted = performance.now();
+      const bare = spawn(process.execPath, ['--input-type=module', '-e', bareScript], {
+        cwd: ROOT,
+        stdio: 'inherit',
+      });
+      await up;
+      bareStarts.push(performance.now() - bareStarted);
+      await new Promise((resolve) => bare.once('exit', resolve));
+    }
+    cleanup.push(() => agent && stop(agent));
+
+    // --- 2. memory: the running agent and a bare Node process, 10 s idle ---
+    const idle = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], {
+      stdio: 'ignore',
+    });
+    cleanup.push(() => stop(idle));
+    await new Promise((resolve) => setTimeout(resolve, quick ? 3000 : 10_000));
+    const agentRss = rssMb(agent!.pid!);
+    const bareRss = rssMb(idle.pid!);
+
+    // --- 3. CPU per printed job ---
+    const envelopes = Array.from({ length: JOBS }, (_, i) =>
+      JSON.stringify(
+        buildEnvelope({
+          appId: APP_ID,
+          storeKey: STORE_KEY,
+          param: instruction(100_000 + i),
+          key: serviceKey,
+        }),
+      ),
+    );
+    let printed = 0;
+    const allPrinted = until<void>('printed events', (resolve) => {
+      listeners.add((topic, payload) => {
+        if (topic === t.job && payload.includes('"printed"') && ++printed === JOBS) resolve();
+      });
+    });
+    const agentCpuBefore = cpuMs(agent!.pid!);
+    const publisher = mqtt.connect(broker.url, { protocolVersion: 5, clientId: 'bench-publisher' });
+    cleanup.push(() => publisher.endAsync());
+    await Promise.all(envelopes.map((body) => publisher.publishAsync(t.print, body, { qos: 1 })));
+    await allPrinted;
+    const agentCpu = (cpuMs(agent!.pid!) - agentCpuBefore) / JOBS;
+
+    const relayEmulator = await countingEmulator();
+    cleanup.push(() => relayEmulator.endpoint.close());
+    const receipts = Object.fromEntries(
+      Array.from({ length: JOBS }, (_, i) => {
+        const rendered = renderReceipt({
+          source: { kind: 'instruction', instruction: instruction(100_000 + i) },
+          profile: getProfile('generic-80mm'),
+          options: receiptOptions(options),
+        });
+        return [`P-${100_000 + i}`, Buffer.from(rendered.bytes).toString('base64')];
+      }),
+    );
+    writeFileSync(join(dir, 'receipts.json'), JSON.stringify(receipts));
+    const relayScript = `import mqtt from 'mqtt'; import { connect } from 'node:net'; import { readFileSync } from 'node:fs';
+      const receipts = JSON.parse(readFileSync(${JSON.stringify(join(dir, 'receipts.json'))}, 'utf8'));
+      const socket = connect({ port: ${relayEmulator.endpoint.port}, host: '127.0.0.1' });
+      const c = mqtt.connect(${JSON.stringify(broker.url)}, { protocolVersion: 5, clientId: 'bench-relay', clean: true });
+      c.on('message', (_t, payload) => {
+        const jobId = JSON.parse(JSON.parse(payload.toString()).param).jobId;
+        socket.write(Buffer.from(receipts[jobId], 'base64'));
+      });
+      c.on('connect', () => c.subscribe('bench/footprint/relay', { qos: 1 }, () => c.publish('bench/footprint/ready', '1')));`;
+    const ready = message('relay ready', (topic) => topic === 'bench/footprint/ready');
+    const relay = spawn(process.execPath, ['--input-type=module', '-e', relayScript], {
+      cwd: ROOT,
+      stdio: 'inherit',
+    });
+    cleanup.push(() => stop(relay));
+    await ready;
+    const cut = relayEmulator.until(JOBS);
+    const relayCpuBefore = cpuMs(relay.pid!);
+    await Promise.all(
+      envelopes.map((body) => publisher.publishAsync('bench/footprint/relay', body, { qos: 1 })),
+    );
+    await cut;
+    const relayCpu = (cpuMs(relay.pid!) - relayCpuBefore) / JOBS;
+
+    const agentStart = median(agentStarts);
+    const bareStart = median(bareStarts);
+    return [
+      compare(
+        `start: exec -> online, median of ${STARTS} (1000/ms)`,
+        {
+          name: `agent: ${agentStart.toFixed(0)} ms`,
+          opsPerSec: 1000 / agentStart,
+          samples: STARTS,
+        },
+        {
+          name: `bare Node + mqtt.js publish: ${bareStart.toFixed(0)} ms`,
+          opsPerSec: 1000 / bareStart,
+          samples: STARTS,
+        },
+      ),
+      compare(
+        `RSS ${quick ? 3 : 10} s after start, idle (1000/MB)`,
+        { name: `agent: ${agentRss.toFixed(1)} MB`, opsPerSec: 1000 / agentRss, samples: 1 },
+        { name: `bare Node: ${bareRss.toFixed(1)} MB`, opsPerSec: 1000 / bareRss, samples: 1 },
+      ),
+      compare(
+        `CPU per printed job, ${JOBS} jobs (1000/ms)`,
+        { name: `agent: ${agentCpu.toFixed(2)} ms`, opsPerSec: 1000 / agentCpu, samples: JOBS },
+        {
+          name: `bare mqtt.js relay: ${relayCpu.toFixed(2)} ms`,
+          opsPerSec: 1000 / relayCpu,
+          samples: JOBS,
+        },
+      ),
+    ];
+  } finally {
+    for (const step of cleanup.reverse()) {
+      try {
+        await step();
+      } catch {
+        // best effort: the next step still runs
+      }
+    }
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
