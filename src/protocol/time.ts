@@ -47,18 +47,31 @@ export function isDate(value: string): boolean {
   return realDate(y, mo, d);
 }
 
+const timestampFormats = new Map<string | undefined, Intl.DateTimeFormat>();
+
+/** One formatter per time zone: building one costs more than formatting (every instruction
+ * received is checked against the wall clock through it; issue 16). */
+function timestampFormat(timeZone: string | undefined): Intl.DateTimeFormat {
+  let format = timestampFormats.get(timeZone);
+  if (!format) {
+    format = new Intl.DateTimeFormat('en-CA', {
+      timeZone,
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+      hourCycle: 'h23',
+    });
+    timestampFormats.set(timeZone, format);
+  }
+  return format;
+}
+
 /** `yyyy-MM-dd HH:mm:ss` of the given instant in `timeZone` (default: the host's zone). */
 export function formatTimestamp(date: Date, timeZone?: string): string {
-  const parts = new Intl.DateTimeFormat('en-CA', {
-    timeZone,
-    year: 'numeric',
-    month: '2-digit',
-    day: '2-digit',
-    hour: '2-digit',
-    minute: '2-digit',
-    second: '2-digit',
-    hourCycle: 'h23',
-  }).formatToParts(date);
+  const parts = timestampFormat(timeZone).formatToParts(date);
   const get = (type: Intl.DateTimeFormatPartTypes) =>
     parts.find((p) => p.type === type)?.value ?? '00';
   return `${get('year')}-${get('month')}-${get('day')} ${get('hour')}:${get('minute')}:${get('second')}`;
