@@ -35,7 +35,7 @@ import { receiptOptions } from '../src/receipt/options.js';
 import { getProfile } from '../src/receipt/profile.js';
 import { renderReceipt } from '../src/receipt/render.js';
 import { MOSQUITTO_SKIP, Mosquitto, skipWithoutMosquitto } from '../test/helpers/mosquitto.js';
-import { type Comparison, compare } from './harness.js';
+import { type Comparison, cleanUp, compare } from './harness.js';
 
 const APP_ID = 'A-bench';
 const STORE_KEY = 'sk-bench-e2e';
@@ -333,13 +333,7 @@ export async function benchEndToEnd(quick: boolean): Promise<Comparison[]> {
     );
     return [...latencyComparisons(agentMs, relayMs), memory];
   } finally {
-    for (const step of cleanup.reverse()) {
-      try {
-        await step();
-      } catch {
-        // best effort: the next step still runs
-      }
-    }
+    await cleanUp(cleanup);
     rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -31,7 +31,7 @@ import { getProfile } from '../src/receipt/profile.js';
 import { renderReceipt } from '../src/receipt/render.js';
 import { MOSQUITTO_SKIP, Mosquitto, skipWithoutMosquitto } from '../test/helpers/mosquitto.js';
 import { countingEmulator, instruction } from './e2e.bench.js';
-import { type Comparison, compare } from './harness.js';
+import { type Comparison, cleanUp, compare } from './harness.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const APP_ID = 'A-bench';
@@ -290,13 +290,7 @@ export async function benchFootprint(quick: boolean): Promise<Comparison[]> {
       ),
     ];
   } finally {
-    for (const step of cleanup.reverse()) {
-      try {
-        await step();
-      } catch {
-        // best effort: the next step still runs
-      }
-    }
+    await cleanUp(cleanup);
     rmSync(dir, { recursive: true, force: true });
   }
 }

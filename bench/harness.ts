@@ -33,6 +33,17 @@ export function measure(name: string, fn: () => unknown, minMs = 1000): Measurem
   return { name, opsPerSec: (samples * 1000) / (now - start), samples };
 }
 
+/** Runs a benchmark's clean-up steps, last first; each is best effort, the next still runs. */
+export async function cleanUp(steps: Array<() => Promise<unknown> | unknown>): Promise<void> {
+  for (const step of [...steps].reverse()) {
+    try {
+      await step();
+    } catch {
+      // best effort: the next step still runs
+    }
+  }
+}
+
 export function compare(group: string, subject: Measurement, baseline: Measurement): Comparison {
   return { group, subject, baseline, ratio: subject.opsPerSec / baseline.opsPerSec };
 }
