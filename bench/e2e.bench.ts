@@ -5,8 +5,10 @@
  *    has arrived): signed instructions published one at a time at QoS 1, p50 and p99. Baseline,
  *    same broker, same run: a bare mqtt.js subscriber in this process that, for each message,
  *    looks up the jobId and writes that order's receipt bytes (rendered once up front with the
- *    same profile and options) to a second emulator. Figures are 1000 / ms (higher is better),
- *    the milliseconds are in the names.
+ *    same profile and options) to a second emulator. Second baseline: the floor of this design
+ *    (bench/floor.ts) on a third emulator: the same relay plus the durable commits, the status
+ *    query and the confirmation no correct agent can skip. Figures are 1000 / ms (higher is
+ *    better), the milliseconds are in the names.
  * 2. Memory: the agent runs alone in a child process (its RSS is its own, taken after a full GC).
  *    RSS idle after start (baseline) against RSS after 10,000 jobs (2,000 with --quick), the
  *    latency jobs included, printed by the emulator. Figures are 1000 / MB, so the ratio is
@@ -35,6 +37,7 @@ import { receiptOptions } from '../src/receipt/options.js';
 import { getProfile } from '../src/receipt/profile.js';
 import { renderReceipt } from '../src/receipt/render.js';
 import { MOSQUITTO_SKIP, Mosquitto, skipWithoutMosquitto } from '../test/helpers/mosquitto.js';
+import { FloorPrinter, FloorStore } from './floor.js';
 import { type Comparison, cleanUp, compare } from './harness.js';
 
 const APP_ID = 'A-bench';
@@ -43,6 +46,7 @@ const PREFIX = 'printer-agent/v1';
 const PROFILE = 'generic-80mm';
 const OPTIONS = receiptOptions({ header: ['BENCH STORE'] });
 const RELAY_TOPIC = 'bench/relay/print';
+const FLOOR_TOPIC = 'bench/floor/print';
 const WAIT_MS = 180_000;
 
 /** For this store (print-protocol v1.1 §4), created now (the agent's anti-replay age passes). */
@@ -184,14 +188,22 @@ async function latencies(
   return ms.sort((a, b) => a - b);
 }
 
-function latencyComparisons(agent: number[], relay: number[]): Comparison[] {
+function latencyComparisons(
+  agent: number[],
+  baseline: number[],
+  baselineName: string,
+): Comparison[] {
   return [50, 99].map((p) => {
     const a = percentile(agent, p);
-    const r = percentile(relay, p);
+    const b = percentile(baseline, p);
     return compare(
-      `e2e latency p${p}, publish -> cut (1000/ms)`,
+      `e2e latency p${p}, publish -> cut, vs ${baselineName} (1000/ms)`,
       { name: `agent: ${a.toFixed(2)} ms`, opsPerSec: 1000 / a, samples: agent.length },
-      { name: `bare mqtt relay: ${r.toFixed(2)} ms`, opsPerSec: 1000 / r, samples: relay.length },
+      {
+        name: `${baselineName}: ${b.toFixed(2)} ms`,
+        opsPerSec: 1000 / b,
+        samples: baseline.length,
+      },
     );
   });
 }
@@ -317,6 +329,39 @@ export async function benchEndToEnd(quick: boolean): Promise<Comparison[]> {
       envelope,
     );
 
+    // --- the floor of this design (bench/floor.ts), same broker, a third emulator: the job
+    // committed before the PUBACK, then, one job at a time, committed as printing, status
+    // queried, its pre-rendered bytes sent, GS r 1 confirmed (the profile's mode), committed as
+    // printed ---
+    const floorStore = new FloorStore(dir);
+    cleanup.push(() => floorStore.close());
+    const floorEmulator = await countingEmulator();
+    cleanup.push(() => floorEmulator.endpoint.close());
+    const floorPrinter = await FloorPrinter.open(floorEmulator.endpoint.port);
+    cleanup.push(() => floorPrinter.close());
+    const floorClient = await connectClient(broker.url, 'bench-floor');
+    cleanup.push(() => floorClient.endAsync());
+    let printing: Promise<void> = Promise.resolve();
+    floorClient.handleMessage = (packet, done) => {
+      const env = JSON.parse(packet.payload.toString()) as { param: string };
+      const jobId = (JSON.parse(env.param) as { jobId: string }).jobId;
+      floorStore.insert(jobId, env.param);
+      done(); // the PUBACK, after the commit
+      const receipt = bytes.get(jobId);
+      if (receipt)
+        printing = printing.then(() => floorPrinter.print(floorStore, jobId, receipt, 'status'));
+    };
+    await floorClient.subscribeAsync(FLOOR_TOPIC, { qos: 1 });
+    await latencies(publisher, FLOOR_TOPIC, floorEmulator, 1, warm, envelope);
+    const floorMs = await latencies(
+      publisher,
+      FLOOR_TOPIC,
+      floorEmulator,
+      1 + warm,
+      latencyJobs,
+      envelope,
+    );
+
     const mb = (rss: number) => rss / 1024 / 1024;
     const memory = compare(
       'agent RSS, child process (1000/MB; ratio = idle / after)',
@@ -331,7 +376,11 @@ export async function benchEndToEnd(quick: boolean): Promise<Comparison[]> {
         samples: 1,
       },
     );
-    return [...latencyComparisons(agentMs, relayMs), memory];
+    return [
+      ...latencyComparisons(agentMs, relayMs, 'bare mqtt relay'),
+      ...latencyComparisons(agentMs, floorMs, 'the floor of this design'),
+      memory,
+    ];
   } finally {
     await cleanUp(cleanup);
     rmSync(dir, { recursive: true, force: true });

@@ -24,6 +24,7 @@ import { type PrintInstruction, printInstructionSchema } from '../src/protocol/p
 import { receiptOptions } from '../src/receipt/options.js';
 import { getProfile } from '../src/receipt/profile.js';
 import { renderReceipt } from '../src/receipt/render.js';
+import { FloorPrinter, FloorStore } from './floor.js';
 import { type Comparison, compare, type Measurement, measure } from './harness.js';
 
 const OPTIONS = receiptOptions({ header: ['BENCH STORE'] });
@@ -99,7 +100,7 @@ function benchInserts(dir: string, minMs: number): Comparison {
   return compare('store insert rate', subject, baseline);
 }
 
-async function benchSpooler(dir: string, backlog: number): Promise<Comparison> {
+async function benchSpooler(dir: string, backlog: number): Promise<Comparison[]> {
   const store = JobStore.open({ stateDir: join(dir, 'spool') });
   for (let i = 1; i <= backlog; i++) store.enqueueInstruction(nth(i));
   const emulator = await countingEmulator();
@@ -149,7 +150,29 @@ async function benchSpooler(dir: string, backlog: number): Promise<Comparison> {
     opsPerSec: backlog / rawSeconds,
     samples: backlog,
   };
-  return compare('jobs through store + spooler to the emulator', subject, baseline);
+  // The floor of this design (bench/floor.ts): the same backlog in a plain table, each job
+  // committed as printing, status queried, its pre-rendered bytes sent, the process id confirmed,
+  // committed as printed.
+  const floorStore = new FloorStore(dir);
+  for (let i = 1; i <= backlog; i++) floorStore.insert(`F-${i}`, JSON.stringify(nth(i)));
+  const floorEmulator = await countingEmulator();
+  const floor = await FloorPrinter.open(floorEmulator.endpoint.port);
+  const floorStart = performance.now();
+  for (let i = 1; i <= backlog; i++) await floor.print(floorStore, `F-${i}`, bytes, 'process-id');
+  await floorEmulator.until(backlog);
+  const floorSeconds = (performance.now() - floorStart) / 1000;
+  floor.close();
+  floorStore.close();
+  await floorEmulator.endpoint.close();
+  const floorMeasurement: Measurement = {
+    name: 'the floor of this design (bench/floor.ts)',
+    opsPerSec: backlog / floorSeconds,
+    samples: backlog,
+  };
+  return [
+    compare('jobs through store + spooler to the emulator', subject, baseline),
+    compare('backlog drain vs the floor of this design', subject, floorMeasurement),
+  ];
 }
 
 export async function benchJobs(minMs: number): Promise<Comparison[]> {
@@ -159,7 +182,7 @@ export async function benchJobs(minMs: number): Promise<Comparison[]> {
     const inserts = benchInserts(dir, Math.min(minMs, 1000));
     // --quick keeps the backlog small; the real run uses the 10,000 of issue 6.
     const spool = await benchSpooler(dir, minMs >= 1000 ? 10_000 : 1000);
-    return [inserts, spool];
+    return [inserts, ...spool];
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
