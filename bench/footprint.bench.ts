@@ -8,8 +8,9 @@
  * 2. Memory: the agent's RSS 10 s after start, idle, beside a bare Node process's RSS over the
  *    same 10 s (/proc/PID/status VmRSS; no forced GC: what `ps` shows on the Pi).
  * 3. CPU per printed job: the agent's user + system time (/proc/PID/stat, all its threads) over
- *    1,000 signed instructions (300 with --quick) published at once, each printed on the emulator
- *    and reported `printed`, per job, after 200 not counted (the JIT compiles on its own threads). Baseline: a bare mqtt.js relay in a child process that parses each message and writes
+ *    10,000 signed instructions (300 with --quick) published at once, each printed on the emulator
+ *    and reported `printed`, per job, after 200 not counted (the JIT compiles on its own threads).
+ *    Then the agent's RSS after those jobs, beside its RSS idle after start. Baseline: a bare mqtt.js relay in a child process that parses each message and writes
  *    pre-rendered bytes to a second emulator, per message.
  * Figures are 1000 / ms or 1000 / MB, so a ratio of 1.0 means as lean as the baseline.
  * `BENCH_AGENT_NODE_ARGS` adds Node options to the agent's command line, e.g.
@@ -38,10 +39,10 @@ const APP_ID = 'A-bench';
 const STORE_KEY = 'sk-bench-e2e';
 const PREFIX = 'printer-agent/v1';
 const STARTS = 5;
-const JOBS = 1000;
+const JOBS = 10_000;
 /** Jobs printed before CPU is counted: the JIT compiles the hot paths on its own threads first. */
 const WARM_JOBS = 200;
-const WAIT_MS = 120_000;
+const WAIT_MS = 300_000;
 const CLOCK_TICK_MS = 1000 / Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }));
 
 const rssMb = (pid: number) =>
@@ -219,6 +220,7 @@ export async function benchFootprint(quick: boolean): Promise<Comparison[]> {
     await publishAll(envelopes.slice(WARM_JOBS), t.print);
     await allPrinted;
     const agentCpu = (cpuMs(agent!.pid!) - agentCpuBefore) / jobs;
+    const agentRssAfter = rssMb(agent!.pid!);
 
     const relayEmulator = await countingEmulator();
     cleanup.push(() => relayEmulator.endpoint.close());
@@ -278,6 +280,19 @@ export async function benchFootprint(quick: boolean): Promise<Comparison[]> {
         `RSS ${quick ? 3 : 10} s after start, idle (1000/MB)`,
         { name: `agent: ${agentRss.toFixed(1)} MB`, opsPerSec: 1000 / agentRss, samples: 1 },
         { name: `bare Node: ${bareRss.toFixed(1)} MB`, opsPerSec: 1000 / bareRss, samples: 1 },
+      ),
+      compare(
+        `agent RSS after ${(WARM_JOBS + jobs).toLocaleString('en-US')} jobs (1000/MB)`,
+        {
+          name: `after: ${agentRssAfter.toFixed(1)} MB`,
+          opsPerSec: 1000 / agentRssAfter,
+          samples: 1,
+        },
+        {
+          name: `idle after start: ${agentRss.toFixed(1)} MB`,
+          opsPerSec: 1000 / agentRss,
+          samples: 1,
+        },
       ),
       compare(
         `CPU per printed job, ${jobs} jobs after ${WARM_JOBS} (1000/ms)`,
