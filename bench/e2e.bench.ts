@@ -273,10 +273,13 @@ export async function benchEndToEnd(quick: boolean): Promise<Comparison[]> {
     await new Promise((r) => setTimeout(r, 1000));
     const idleRss = await agent.rss();
 
-    // Warm-up: a few jobs not counted, then the latency run.
     const warm = 20;
-    await latencies(publisher, t.print, emulator, 1, warm, envelope);
-    const agentMs = await latencies(publisher, t.print, emulator, 1 + warm, latencyJobs, envelope);
+    /** A few jobs not counted, then the latency run: the same jobs for every subject. */
+    const warmedLatencies = async (topic: string, target: Emulator) => {
+      await latencies(publisher, topic, target, 1, warm, envelope);
+      return latencies(publisher, topic, target, 1 + warm, latencyJobs, envelope);
+    };
+    const agentMs = await warmedLatencies(t.print, emulator);
 
     // The rest of the jobs as fast as they can be signed and published; the agent queues them.
     const done = warm + latencyJobs;
@@ -319,15 +322,7 @@ export async function benchEndToEnd(quick: boolean): Promise<Comparison[]> {
       if (receipt) socket.write(receipt);
     });
     await relay.subscribeAsync(RELAY_TOPIC, { qos: 1 });
-    await latencies(publisher, RELAY_TOPIC, relayEmulator, 1, warm, envelope);
-    const relayMs = await latencies(
-      publisher,
-      RELAY_TOPIC,
-      relayEmulator,
-      1 + warm,
-      latencyJobs,
-      envelope,
-    );
+    const relayMs = await warmedLatencies(RELAY_TOPIC, relayEmulator);
 
     // --- the floor of this design (bench/floor.ts), same broker, a third emulator: the job
     // committed before the PUBACK, then, one job at a time, committed as printing, status
@@ -352,15 +347,7 @@ export async function benchEndToEnd(quick: boolean): Promise<Comparison[]> {
         printing = printing.then(() => floorPrinter.print(floorStore, jobId, receipt, 'status'));
     };
     await floorClient.subscribeAsync(FLOOR_TOPIC, { qos: 1 });
-    await latencies(publisher, FLOOR_TOPIC, floorEmulator, 1, warm, envelope);
-    const floorMs = await latencies(
-      publisher,
-      FLOOR_TOPIC,
-      floorEmulator,
-      1 + warm,
-      latencyJobs,
-      envelope,
-    );
+    const floorMs = await warmedLatencies(FLOOR_TOPIC, floorEmulator);
 
     const mb = (rss: number) => rss / 1024 / 1024;
     const memory = compare(

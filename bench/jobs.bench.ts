@@ -123,11 +123,15 @@ async function benchSpooler(dir: string, backlog: number): Promise<Comparison[]>
   await printer.close();
   await emulator.endpoint.close();
   store.close();
-  const subject: Measurement = {
-    name: `store + spooler, ${backlog.toLocaleString('en-US')}-job backlog, confirmed`,
-    opsPerSec: backlog / seconds,
+  const drained = (name: string, secs: number): Measurement => ({
+    name,
+    opsPerSec: backlog / secs,
     samples: backlog,
-  };
+  });
+  const subject = drained(
+    `store + spooler, ${backlog.toLocaleString('en-US')}-job backlog, confirmed`,
+    seconds,
+  );
 
   // Baseline: the bytes of a rendered receipt of the same size, written back to back.
   const bytes = renderReceipt({
@@ -145,11 +149,7 @@ async function benchSpooler(dir: string, backlog: number): Promise<Comparison[]>
   const rawSeconds = (performance.now() - rawStart) / 1000;
   socket.destroy();
   await raw.endpoint.close();
-  const baseline: Measurement = {
-    name: 'pre-rendered bytes straight to the socket',
-    opsPerSec: backlog / rawSeconds,
-    samples: backlog,
-  };
+  const baseline = drained('pre-rendered bytes straight to the socket', rawSeconds);
   // The floor of this design (bench/floor.ts): the same backlog in a plain table, each job
   // committed as printing, status queried, its pre-rendered bytes sent, the process id confirmed,
   // committed as printed.
@@ -164,11 +164,7 @@ async function benchSpooler(dir: string, backlog: number): Promise<Comparison[]>
   floor.close();
   floorStore.close();
   await floorEmulator.endpoint.close();
-  const floorMeasurement: Measurement = {
-    name: 'the floor of this design (bench/floor.ts)',
-    opsPerSec: backlog / floorSeconds,
-    samples: backlog,
-  };
+  const floorMeasurement = drained('the floor of this design (bench/floor.ts)', floorSeconds);
   return [
     compare('jobs through store + spooler to the emulator', subject, baseline),
     compare('backlog drain vs the floor of this design', subject, floorMeasurement),
