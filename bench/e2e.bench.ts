@@ -37,7 +37,7 @@ import { receiptOptions } from '../src/receipt/options.js';
 import { getProfile } from '../src/receipt/profile.js';
 import { renderReceipt } from '../src/receipt/render.js';
 import { MOSQUITTO_SKIP, Mosquitto, skipWithoutMosquitto } from '../test/helpers/mosquitto.js';
-import { FloorPrinter, FloorStore } from './floor.js';
+import { FloorPrinter, FloorStore, floorHandler } from './floor.js';
 import { type Comparison, cleanUp, compare } from './harness.js';
 
 const APP_ID = 'A-bench';
@@ -336,16 +336,7 @@ export async function benchEndToEnd(quick: boolean): Promise<Comparison[]> {
     cleanup.push(() => floorPrinter.close());
     const floorClient = await connectClient(broker.url, 'bench-floor');
     cleanup.push(() => floorClient.endAsync());
-    let printing: Promise<void> = Promise.resolve();
-    floorClient.handleMessage = (packet, done) => {
-      const env = JSON.parse(packet.payload.toString()) as { param: string };
-      const jobId = (JSON.parse(env.param) as { jobId: string }).jobId;
-      floorStore.insert(jobId, env.param);
-      done(); // the PUBACK, after the commit
-      const receipt = bytes.get(jobId);
-      if (receipt)
-        printing = printing.then(() => floorPrinter.print(floorStore, jobId, receipt, 'status'));
-    };
+    floorClient.handleMessage = floorHandler(floorStore, floorPrinter, bytes);
     await floorClient.subscribeAsync(FLOOR_TOPIC, { qos: 1 });
     const floorMs = await warmedLatencies(FLOOR_TOPIC, floorEmulator);
 

@@ -122,3 +122,23 @@ export class FloorPrinter {
     this.socket.destroy();
   }
 }
+
+/**
+ * mqtt.js's `handleMessage` for the floor: each job committed before its PUBACK, then printed
+ * one at a time with its pre-rendered bytes (`receipts` by jobId).
+ */
+export function floorHandler(
+  store: FloorStore,
+  printer: FloorPrinter,
+  receipts: ReadonlyMap<string, Uint8Array>,
+): (packet: { payload: Buffer | string }, done: () => void) => void {
+  let printing: Promise<void> = Promise.resolve();
+  return (packet, done) => {
+    const env = JSON.parse(packet.payload.toString()) as { param: string };
+    const jobId = (JSON.parse(env.param) as { jobId: string }).jobId;
+    store.insert(jobId, env.param);
+    done(); // the PUBACK, after the commit
+    const receipt = receipts.get(jobId);
+    if (receipt) printing = printing.then(() => printer.print(store, jobId, receipt, 'status'));
+  };
+}

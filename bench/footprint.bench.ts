@@ -1,6 +1,7 @@
 /**
  * The production build's footprint on a Pi's terms (issue 16): `node dist/cli.js run --config`,
- * exactly what the unit runs, in a child process against a real Mosquitto and the emulator.
+ * exactly what the unit runs (with the unit's NODE_OPTIONS), in a child process against a real
+ * Mosquitto and the emulator.
  *
  * 1. Start: exec -> the agent's `online` status on the broker, median of 5 starts. Baseline, same
  *    run: a bare Node process that loads mqtt.js, connects to the same broker and publishes one
@@ -10,8 +11,10 @@
  * 3. CPU per printed job: the agent's user + system time (/proc/PID/stat, all its threads) over
  *    10,000 signed instructions (300 with --quick) published at once, each printed on the emulator
  *    and reported `printed`, per job, after 200 not counted (the JIT compiles on its own threads).
- *    Then the agent's RSS after those jobs, beside its RSS idle after start. Baseline: a bare mqtt.js relay in a child process that parses each message and writes
- *    pre-rendered bytes to a second emulator, per message.
+ *    Then the agent's RSS after those jobs, beside its RSS idle after start. Baselines: a bare
+ *    mqtt.js relay in a child process that parses each message and writes pre-rendered bytes to a
+ *    second emulator, per message; and the floor of this design (bench/floor.ts) in a child
+ *    process (bench/floor-relay.child.ts): the same commits and printer round trips as the agent.
  * Figures are 1000 / ms or 1000 / MB, so a ratio of 1.0 means as lean as the baseline.
  * `BENCH_AGENT_NODE_ARGS` adds Node options to the agent's command line, e.g.
  * `--cpu-prof --cpu-prof-dir=/tmp/agent-prof` to see where its time goes.
@@ -23,6 +26,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import mqtt from 'mqtt';
+import { bundle } from '../packaging/bundle.js';
 import { buildEnvelope } from '../src/protocol/envelope.js';
 import { topics } from '../src/protocol/print-protocol.js';
 import { generateKeyPair, parseKey } from '../src/protocol/signing.js';
@@ -55,6 +59,11 @@ function cpuMs(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) * CLOCK_TICK_MS;
 }
 const agentNodeArgs = (process.env.BENCH_AGENT_NODE_ARGS ?? '').split(' ').filter(Boolean);
+/** The Node options the systemd unit gives the agent: the bench measures what a store runs. */
+export function unitNodeOptions(): string {
+  const unit = readFileSync(join(ROOT, 'systemd', 'printer-agent.service'), 'utf8');
+  return /^Environment="?NODE_OPTIONS=([^"\n]*)"?$/m.exec(unit)?.[1] ?? '';
+}
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]!;
 
 function until<T>(what: string, subscribe: (resolve: (value: T) => void) => void): Promise<T> {
@@ -84,11 +93,8 @@ export async function benchFootprint(quick: boolean): Promise<Comparison[]> {
     console.log(`footprint benchmark skipped: ${MOSQUITTO_SKIP}`);
     return [];
   }
-  // The compiled build, current: an incremental tsc, as `npm run build` does.
-  execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'src'], {
-    cwd: ROOT,
-    stdio: 'inherit',
-  });
+  // The production build, current: what `npm run build` makes.
+  await bundle();
   const cli = join(ROOT, 'dist', 'cli.js');
   const dir = mkdtempSync(join(tmpdir(), 'pa-bench-footprint-'));
   const broker = await Mosquitto.start();
@@ -152,6 +158,7 @@ export async function benchFootprint(quick: boolean): Promise<Comparison[]> {
       const started = performance.now();
       agent = spawn(process.execPath, [...agentNodeArgs, cli, 'run', '--config', config], {
         stdio: 'inherit',
+        env: { ...process.env, NODE_OPTIONS: unitNodeOptions() },
       });
       await online;
       agentStarts.push(performance.now() - started);
@@ -251,14 +258,44 @@ export async function benchFootprint(quick: boolean): Promise<Comparison[]> {
     });
     cleanup.push(() => stop(relay));
     await ready;
-    const relayWarmed = relayEmulator.until(WARM_JOBS);
-    await publishAll(envelopes.slice(0, WARM_JOBS), 'bench/footprint/relay');
-    await relayWarmed;
-    const cut = relayEmulator.until(WARM_JOBS + jobs);
-    const relayCpuBefore = cpuMs(relay.pid!);
-    await publishAll(envelopes.slice(WARM_JOBS), 'bench/footprint/relay');
-    await cut;
-    const relayCpu = (cpuMs(relay.pid!) - relayCpuBefore) / jobs;
+    /** A baseline process's CPU per job: the warm-up batch, then the counted ones, each cut. */
+    const cpuPerJob = async (
+      pid: number,
+      emulator: Awaited<ReturnType<typeof countingEmulator>>,
+      topic: string,
+    ) => {
+      const warmed = emulator.until(WARM_JOBS);
+      await publishAll(envelopes.slice(0, WARM_JOBS), topic);
+      await warmed;
+      const cut = emulator.until(WARM_JOBS + jobs);
+      const before = cpuMs(pid);
+      await publishAll(envelopes.slice(WARM_JOBS), topic);
+      await cut;
+      return (cpuMs(pid) - before) / jobs;
+    };
+    const relayCpu = await cpuPerJob(relay.pid!, relayEmulator, 'bench/footprint/relay');
+
+    // The floor of this design in its own process (bench/floor-relay.child.ts), same receipts.
+    const floorEmulator = await countingEmulator();
+    cleanup.push(() => floorEmulator.endpoint.close());
+    const floorReady = message('floor ready', (topic) => topic === 'bench/footprint/floor-ready');
+    const floor = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        join(ROOT, 'bench', 'floor-relay.child.ts'),
+        broker.url,
+        'bench/footprint/floor',
+        String(floorEmulator.endpoint.port),
+        join(dir, 'receipts.json'),
+        dir,
+      ],
+      { cwd: ROOT, stdio: 'inherit' },
+    );
+    cleanup.push(() => stop(floor));
+    await floorReady;
+    const floorCpu = await cpuPerJob(floor.pid!, floorEmulator, 'bench/footprint/floor');
 
     const agentStart = median(agentStarts);
     const bareStart = median(bareStarts);
@@ -300,6 +337,15 @@ export async function benchFootprint(quick: boolean): Promise<Comparison[]> {
         {
           name: `bare mqtt.js relay: ${relayCpu.toFixed(2)} ms`,
           opsPerSec: 1000 / relayCpu,
+          samples: jobs,
+        },
+      ),
+      compare(
+        `CPU per printed job vs the floor of this design, ${jobs} jobs (1000/ms)`,
+        { name: `agent: ${agentCpu.toFixed(2)} ms`, opsPerSec: 1000 / agentCpu, samples: jobs },
+        {
+          name: `the floor, own process: ${floorCpu.toFixed(2)} ms`,
+          opsPerSec: 1000 / floorCpu,
           samples: jobs,
         },
       ),

@@ -2,7 +2,7 @@
  * `npm run package`: `printer-agent_<version>_<arch>.deb`, built with Debian's own `dpkg-deb`, so a
  * store installs with `apt install ./printer-agent_*.deb` and nothing is compiled on the Pi.
  *
- * The package holds the compiled JavaScript (a fresh `tsc` build: no stale files of older builds),
+ * The package holds the compiled JavaScript (a fresh bundle, as `npm run build` makes it),
  * the production dependencies with their native modules as built here, the printer profiles, the
  * systemd unit, the udev rules, the config template (a conffile) and the docs; the maintainer
  * scripts are in `packaging/debian/`. Layout:
@@ -39,6 +39,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { bundle } from './bundle.js';
 import { cacheDir, NODE_CPU, nodeDist } from './node-dist.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -82,17 +83,8 @@ try {
   const lib = join(stage, 'usr', 'lib', 'printer-agent');
   mkdirSync(lib, { recursive: true });
 
-  // A fresh build straight into the package: dist/ of the working tree may hold stale files.
-  run(process.execPath, [
-    join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'),
-    '-p',
-    join(ROOT, 'src'),
-    '--outDir',
-    join(lib, 'dist'),
-    '--tsBuildInfoFile',
-    join(stage, 'tsbuildinfo'),
-  ]);
-  rmSync(join(stage, 'tsbuildinfo'));
+  // A fresh build straight into the package, as `npm run build` makes it (packaging/bundle.ts).
+  await bundle(join(lib, 'dist'));
   chmodSync(join(lib, 'dist', 'cli.js'), 0o755);
 
   for (const file of ['package.json', 'package-lock.json'])

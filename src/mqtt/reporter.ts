@@ -120,13 +120,23 @@ export class Reporter {
         while (this.connection.connected) {
           const batch = this.store.drainOutbox(50);
           if (batch.length === 0) break;
-          for (const entry of batch) {
-            const topic =
-              entry.kind === 'job' ? this.options.topics.job : this.options.topics.status;
-            await this.connection.publish(topic, JSON.stringify(entry.payload), {
-              retain: entry.kind === 'status',
-            });
-            this.store.ackOutbox([entry.id]);
+          // One at a time, each after the previous PUBACK: a broker without TCP_NODELAY
+          // (Mosquitto's default) holds back its PUBACKs for pipelined publishes until the
+          // delayed ACK, 40 ms per round (measured, issue 16). One transaction then removes what
+          // the broker acknowledged, not one per event; a crash before it only re-sends
+          // (at-least-once; the eventId lets a reader dedupe).
+          const published: number[] = [];
+          try {
+            for (const entry of batch) {
+              await this.connection.publish(
+                entry.kind === 'job' ? this.options.topics.job : this.options.topics.status,
+                JSON.stringify(entry.payload),
+                { retain: entry.kind === 'status' },
+              );
+              published.push(entry.id);
+            }
+          } finally {
+            this.store.ackOutbox(published);
           }
         }
       } while (this.again && this.connection.connected);

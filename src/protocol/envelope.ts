@@ -203,6 +203,9 @@ function fail(
 const TOO_DEEP = `nested deeper than ${MAX_JSON_DEPTH} levels of arrays and objects (the limit, print-protocol §9)`;
 
 /** JSON.parse, refusing text nested deeper than MAX_JSON_DEPTH before anything walks it. */
+/** One decoder for every body: without `stream`, `decode` keeps no state between calls. */
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true });
+
 function parseBounded(text: string): { ok: true; value: unknown } | { ok: false; deep: boolean } {
   if (tooDeep(text)) return { ok: false, deep: true };
   try {
@@ -270,8 +273,7 @@ export function openEnvelope<S extends z.ZodType>(
       return fail('TOO_LARGE', `body: is ${size} bytes; the limit is ${maxBytes}`);
     let textBody: string;
     try {
-      textBody =
-        typeof body === 'string' ? body : new TextDecoder('utf-8', { fatal: true }).decode(body);
+      textBody = typeof body === 'string' ? body : STRICT_UTF8.decode(body);
     } catch {
       if (oversized) return fail('TOO_LARGE', `body: is ${size} bytes; the limit is ${maxBytes}`);
       return fail('ENVELOPE_INVALID', 'body: must be UTF-8 text');

@@ -69,8 +69,16 @@ function timestampFormat(timeZone: string | undefined): Intl.DateTimeFormat {
   return format;
 }
 
+const two = (n: number) => (n < 10 ? `0${n}` : String(n));
+
 /** `yyyy-MM-dd HH:mm:ss` of the given instant in `timeZone` (default: the host's zone). */
 export function formatTimestamp(date: Date, timeZone?: string): string {
+  // The host's zone from Date's own fields: the same zone and rules as Intl's default, without
+  // the locale data a DateTimeFormat loads (8 MB of RSS, on every instruction's freshness check;
+  // issue 16). A zone named in the config still goes through Intl.
+  if (timeZone === undefined) {
+    return `${String(date.getFullYear()).padStart(4, '0')}-${two(date.getMonth() + 1)}-${two(date.getDate())} ${two(date.getHours())}:${two(date.getMinutes())}:${two(date.getSeconds())}`;
+  }
   const parts = timestampFormat(timeZone).formatToParts(date);
   const get = (type: Intl.DateTimeFormatPartTypes) =>
     parts.find((p) => p.type === type)?.value ?? '00';

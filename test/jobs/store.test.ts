@@ -67,6 +67,29 @@ describe('job store: durability settings', () => {
     }
   });
 
+  it('removes published outbox entries without an fsync of their own, and stays FULL after', () => {
+    // The ack commits with synchronous=NORMAL (a power cut only re-publishes); every other write
+    // must still be FULL, so the setting has to come back after each ack.
+    const store = openStore('ack-sync');
+    try {
+      store.enqueueInstruction(instruction(1));
+      store.enqueueInstruction(instruction(2));
+      const pending = store.drainOutbox(10);
+      assert.equal(pending.length, 2);
+      store.ackOutbox([pending[0]!.id]);
+      assert.equal(store.pragmas().synchronous, 2);
+      assert.deepEqual(
+        store.drainOutbox(10).map((e) => e.id),
+        [pending[1]!.id],
+      );
+      store.ackOutbox([pending[1]!.id]);
+      assert.equal(store.pragmas().synchronous, 2);
+      assert.equal(store.outboxSize(), 0);
+    } finally {
+      store.close();
+    }
+  });
+
   it('refuses to create a database when told the file must exist (the CLI)', () => {
     const dir = tempDir('missing');
     assert.throws(

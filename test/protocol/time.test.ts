@@ -205,6 +205,42 @@ describe('isDate (yyyy-MM-dd)', () => {
   });
 });
 
+describe("formatTimestamp: the host's zone without Intl", () => {
+  it('matches Intl for the zone TZ names at every instant, across daylight-saving changes', () => {
+    // The host-zone path reads Date's local fields; Intl with TZ's zone named is the reference.
+    // Node re-reads TZ when it changes; this file runs in its own process.
+    const saved = process.env.TZ;
+    try {
+      for (const zone of ['America/New_York', 'Australia/Lord_Howe', 'Asia/Kolkata', 'UTC']) {
+        process.env.TZ = zone;
+        // The Intl path with the zone named: tested on its own below, with fixed instants.
+        const reference = (d: Date) => formatTimestamp(d, zone);
+        // The New York spring-forward instant, a Lord Howe half-hour change, then random ones.
+        for (const iso of [
+          '2026-03-08T06:59:59.999Z',
+          '2026-03-08T07:00:00.000Z',
+          '2026-10-03T15:30:00.000Z',
+        ])
+          assert.equal(formatTimestamp(new Date(iso)), reference(new Date(iso)), `${zone} ${iso}`);
+        fc.assert(
+          fc.property(
+            fc.date({
+              min: new Date('1970-01-01T00:00:00Z'),
+              max: new Date('2099-12-31T23:59:59Z'),
+              noInvalidDate: true,
+            }),
+            (d) => formatTimestamp(d) === reference(d),
+          ),
+          { numRuns: 500 },
+        );
+      }
+    } finally {
+      if (saved === undefined) delete process.env.TZ;
+      else process.env.TZ = saved;
+    }
+  });
+});
+
 describe('formatTimestamp: an instant in a given time zone', () => {
   it('Asia/Manila is UTC+8', () => {
     // 04:30:05 UTC + 8 h = 12:30:05 the same day.

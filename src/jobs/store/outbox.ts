@@ -70,7 +70,8 @@ export class Outbox {
   /** Removes published entries (after the broker's PUBACK). */
   ack(ids: readonly number[]): void {
     if (ids.length === 0) return;
-    this.db.write('acknowledging outbox entries', () => {
+    // Undone by a power cut, they are only published again: no fsync of their own.
+    this.db.writeUnsynced('acknowledging outbox entries', () => {
       const del = this.db.statement('DELETE FROM outbox WHERE id = ?');
       for (const id of ids) del.run(id);
     });
