@@ -133,7 +133,11 @@ function parsePayload(text: string): { payload: unknown; payloadProblem: string 
   }
 }
 
-export function jobFromRow(row: JobRow): Job {
+/**
+ * The job a row holds. `parsed`: a job read from the same payload text before, whose parsed
+ * payload is reused instead of parsing it again (a transition never changes the payload).
+ */
+export function jobFromRow(row: JobRow, parsed?: Pick<Job, 'payload' | 'payloadProblem'>): Job {
   return {
     id: row.id,
     source: row.source as JobSource,
@@ -143,7 +147,9 @@ export function jobFromRow(row: JobRow): Job {
     commandId: row.command_id,
     printer: row.printer,
     payloadType: row.payload_type as PayloadType,
-    ...parsePayload(row.payload),
+    ...(parsed
+      ? { payload: parsed.payload, payloadProblem: parsed.payloadProblem }
+      : parsePayload(row.payload)),
     state: row.state as StoredJobState,
     attempts: row.attempts,
     nextAttemptAt: row.next_attempt_at,

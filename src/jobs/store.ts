@@ -613,7 +613,7 @@ export class JobStore extends EventEmitter<StoreEvents> {
                 message: `interrupted while printing (attempt ${job.attempts}); printed again marked POSSIBLE DUPLICATE`,
               };
         const state: StoredJobState = policy === 'hold' ? 'waiting' : 'queued';
-        return this.applyTransition(job, state, now, {
+        return this.applyTransition(row, job, state, now, {
           changes: {
             markings,
             held: policy === 'hold' ? 1 : 0,
@@ -639,7 +639,8 @@ export class JobStore extends EventEmitter<StoreEvents> {
     let wrote = false;
     const job = this.db.write(`moving job ${id} to ${to}`, () => {
       const now = this.db.now();
-      const current = this.mustGet(id);
+      const row = this.mustGetRow(id);
+      const current = jobFromRow(row);
       if (!from.includes(current.state)) {
         throw new AgentError(
           'JOB_STATE_CONFLICT',
@@ -649,7 +650,7 @@ export class JobStore extends EventEmitter<StoreEvents> {
       }
       const p = plan(current, now);
       wrote = p.event !== null;
-      return this.applyTransition(current, to, now, p);
+      return this.applyTransition(row, current, to, now, p);
     });
     if (wrote) this.emit('outbox');
     return job;
@@ -657,6 +658,7 @@ export class JobStore extends EventEmitter<StoreEvents> {
 
   /** Runs inside a write transaction: the row update and its event commit together. */
   private applyTransition(
+    row: JobRow,
     current: Job,
     to: StoredJobState,
     now: number,
@@ -666,7 +668,10 @@ export class JobStore extends EventEmitter<StoreEvents> {
     const columns = ['state', 'updated_at', ...entries.map(([k]) => k)];
     const sql = `UPDATE jobs SET ${columns.map((c) => `${c} = ?`).join(', ')} WHERE id = ?`;
     this.db.statement(sql).run(to, now, ...entries.map(([, v]) => v), current.id);
-    const updated = this.mustGet(current.id);
+    // The row as this UPDATE left it, without reading it back: the same columns set to the same
+    // values. A transition never changes the payload, so its parsed form is reused (issue 16: a
+    // SELECT * and a JSON.parse of the payload per transition; a test compares with a re-read).
+    const updated = jobFromRow({ ...row, ...plan.changes, state: to, updated_at: now }, current);
     if (plan.event) {
       const warnings = plan.event.withNotices ? updated.notices : [];
       this.outbox.add(
@@ -746,7 +751,9 @@ export class JobStore extends EventEmitter<StoreEvents> {
     }
     const sql = `SELECT * FROM jobs ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id DESC LIMIT ?`;
     return this.db.read('listing jobs', () =>
-      (this.db.statement(sql).all(...args, options.limit ?? 100) as JobRow[]).map(jobFromRow),
+      (this.db.statement(sql).all(...args, options.limit ?? 100) as JobRow[]).map((row) =>
+        jobFromRow(row),
+      ),
     );
   }
 
@@ -792,7 +799,7 @@ export class JobStore extends EventEmitter<StoreEvents> {
         )
         .all(role, reason.code) as JobRow[];
       return rows.map((row) =>
-        this.applyTransition(jobFromRow(row), 'waiting', now, {
+        this.applyTransition(row, jobFromRow(row), 'waiting', now, {
           changes: { next_attempt_at: now, ...errorColumns(reason) },
           event: { state: 'waiting', reason },
         }),
@@ -940,9 +947,13 @@ export class JobStore extends EventEmitter<StoreEvents> {
   // Plumbing -------------------------------------------------------------------------------------
 
   private mustGet(id: number): Job {
+    return jobFromRow(this.mustGetRow(id));
+  }
+
+  private mustGetRow(id: number): JobRow {
     const row = this.db.statement('SELECT * FROM jobs WHERE id = ?').get(id) as JobRow | undefined;
     if (!row) throw new AgentError('JOB_NOT_FOUND', `no job with id ${id}`);
-    return jobFromRow(row);
+    return row;
   }
 }
 

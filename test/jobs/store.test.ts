@@ -369,6 +369,34 @@ describe('job store: transitions and their events (print-protocol §6)', () => {
   });
 });
 
+describe('job store: what a transition returns', () => {
+  it('is the job as a re-read finds it, for every transition', () => {
+    // Transitions build the job they return from the row they read and the columns they set,
+    // without reading it back (issue 16); a re-read must agree on every field.
+    let clock = 1_700_000_000_000;
+    const store = openStore('returned', { now: () => clock++ });
+    try {
+      const same = (job: { id: number }) => assert.deepEqual(job, store.find(String(job.id)));
+      for (let i = 1; i <= 4; i++) store.enqueueInstruction(instruction(i));
+      const reason = { code: 'PRINTER_OFFLINE', message: 'offline' };
+      same(store.markPrinting(1, { markings: { late: true }, warnings: ['w'], notices: [reason] }));
+      same(store.markWaiting(1, reason, clock + 5000, { possibleDuplicate: true }));
+      same(store.markPrinting(1, { markings: {}, warnings: [] }));
+      same(store.markPrinted(1));
+      same(store.markPrinting(2, { markings: {}, warnings: [] }));
+      same(store.markUnconfirmed(2, { code: 'PRINT_UNCONFIRMED', message: 'no reply' }));
+      same(store.markFailed(3, { code: 'RENDER_FAILED', message: 'x' }));
+      same(store.retry(3));
+      store.markPrinting(4, { markings: {}, warnings: [] });
+      for (const job of store.recoverInterrupted('hold')) same(job);
+      for (const job of store.markUnrouted('receipt', { code: 'NO_PRINTER', message: 'none' }))
+        same(job);
+    } finally {
+      store.close();
+    }
+  });
+});
+
 describe('job store: interrupted jobs at start-up (reliability guarantee 4)', () => {
   it('reprint-marked: back at the head of the queue with POSSIBLE DUPLICATE', () => {
     const store = openStore('recover');
