@@ -60,7 +60,7 @@ function cpuMs(pid: number): number {
 }
 const agentNodeArgs = (process.env.BENCH_AGENT_NODE_ARGS ?? '').split(' ').filter(Boolean);
 /** The Node options the systemd unit gives the agent: the bench measures what a store runs. */
-export function unitNodeOptions(): string {
+function unitNodeOptions(): string {
   const unit = readFileSync(join(ROOT, 'systemd', 'printer-agent.service'), 'utf8');
   return /^Environment="?NODE_OPTIONS=([^"\n]*)"?$/m.exec(unit)?.[1] ?? '';
 }

@@ -18,7 +18,7 @@ import { build } from 'esbuild';
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 
 /** Packages with native code (or that load it by path): required from node_modules at run time. */
-export const NATIVE_PACKAGES = [
+const NATIVE_PACKAGES = [
   'better-sqlite3',
   'better-sqlite3-napi',
   'usb',

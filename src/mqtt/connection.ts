@@ -1,5 +1,6 @@
 /**
- * The broker connection: the only importer of `mqtt` (architecture: one room per I/O library).
+ * The agent's broker connection: the daemon's only user of `mqtt` (architecture: one room per I/O
+ * library; the CLI's probe and watch and the order service's publisher have their own).
  *
  * - Fixed client id per store and a persistent session (`clean: false`; on MQTT 5 also a session
  *   expiry interval, without which the session ends at disconnect), QoS 1 subscriptions: the
@@ -104,6 +105,7 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
         : {}),
       manualConnect: true,
     };
+    // `mqtt/lib/client` is CommonJS: its class is the module's `default` export.
     this.client = new mqttClient.default(streamBuilder(options.url, clientOptions), clientOptions);
     // As mqtt.connect does: an error nobody listens to must not throw (ours is registered below).
     this.client.on('error', () => undefined);

@@ -202,10 +202,10 @@ function fail(
 
 const TOO_DEEP = `nested deeper than ${MAX_JSON_DEPTH} levels of arrays and objects (the limit, print-protocol §9)`;
 
-/** JSON.parse, refusing text nested deeper than MAX_JSON_DEPTH before anything walks it. */
 /** One decoder for every body: without `stream`, `decode` keeps no state between calls. */
 const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true });
 
+/** JSON.parse, refusing text nested deeper than MAX_JSON_DEPTH before anything walks it. */
 function parseBounded(text: string): { ok: true; value: unknown } | { ok: false; deep: boolean } {
   if (tooDeep(text)) return { ok: false, deep: true };
   try {
