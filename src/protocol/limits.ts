@@ -95,7 +95,23 @@ export function jsonDepth(text: string, limit = Number.POSITIVE_INFINITY): numbe
   return deepest;
 }
 
+/**
+ * True when `text` holds more than `max` of `{` and `[` together, counting those inside strings
+ * too. Nesting never exceeds the number of openers, so `false` proves the text shallow enough;
+ * `indexOf` runs at memory speed, where the full scan stops at every quote of every string (an
+ * instruction's param, escaped inside the envelope, has hundreds; issue 16).
+ */
+function moreOpenersThan(text: string, max: number): boolean {
+  let count = 0;
+  for (const opener of ['{', '[']) {
+    for (let i = text.indexOf(opener); i >= 0; i = text.indexOf(opener, i + 1)) {
+      if (++count > max) return true;
+    }
+  }
+  return false;
+}
+
 /** True when `text` nests arrays/objects deeper than `max` (default MAX_JSON_DEPTH). */
 export function tooDeep(text: string, max = MAX_JSON_DEPTH): boolean {
-  return jsonDepth(text, max) > max;
+  return moreOpenersThan(text, max) && jsonDepth(text, max) > max;
 }

@@ -145,8 +145,6 @@ export function signParam(
   return signBytes(Buffer.from(param, 'utf8'), key, scheme);
 }
 
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
-
 /**
  * True when `sign` is a valid signature of the exact UTF-8 bytes of `param` under `scheme`.
  * Malformed signatures (not base64, wrong length) are simply invalid, never an exception.
@@ -185,8 +183,11 @@ export function verifyBytes(
   key: RsaKey,
   scheme: SignatureScheme = DEFAULT_SIGNATURE_SCHEME,
 ): boolean {
-  if (!BASE64.test(sign)) return false;
+  // Standard padded base64 only: Buffer's decoder skips what it does not know (spaces, `-`, a
+  // missing `=`), so the text must be exactly what encoding its bytes gives back. One encode of
+  // 256 bytes costs a fraction of the regular expression it replaces (issue 16).
   const signature = Buffer.from(sign, 'base64');
+  if (signature.toString('base64') !== sign) return false;
   if (signature.length !== Math.ceil(key.bits / 8)) return false;
   try {
     return verify('sha256', bytes, { key: key.key, ...padding(scheme) }, signature);

@@ -10,8 +10,9 @@
  * Code-page positions 0x00-0x1F and 0x7F hold graphics in PC437 and friends (`←` is 0x1B, ESC),
  * so characters that would encode there are never printable: text must never produce a command.
  */
+import { createRequire } from 'node:module';
 import CodepageEncoder, { type Codepage } from '@point-of-sale/codepage-encoder';
-import iconv from 'iconv-lite';
+import type Iconv from 'iconv-lite';
 import type { PrinterProfile } from './profile.js';
 import { charWidth } from './width.js';
 
@@ -118,9 +119,22 @@ function printableBytes(codepage: Codepage): ReadonlyMap<number, number> {
   return bytes;
 }
 
+let iconv: typeof Iconv | undefined;
+
+/**
+ * Text as GB18030, for profiles with a CJK font. iconv-lite is required on the first CJK character,
+ * not imported: its 0.5 MB of code cost every agent ~3 MB of memory and some of its start time,
+ * and most printers never see a CJK character (issue 16). Required at run time from node_modules,
+ * where the package ships it, so the bundle leaves it out of the agent's chunks.
+ */
+export function encodeGb18030(text: string): Buffer {
+  iconv ??= createRequire(import.meta.url)('iconv-lite') as typeof Iconv;
+  return iconv.encode(text, 'gb18030');
+}
+
 /** GB18030 two-byte characters only: the four-byte range is beyond what printer fonts carry. */
 function gbTwoByte(ch: string): boolean {
-  const bytes = iconv.encode(ch, 'gb18030');
+  const bytes = encodeGb18030(ch);
   return bytes.length === 2 && bytes[0]! >= 0x81 && bytes[1]! >= 0x40;
 }
 

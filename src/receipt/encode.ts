@@ -15,8 +15,7 @@
  * lines we had already composed (issue 16, decision 155). Text is never a command: every
  * character has been mapped to a code-page byte >= 0x20 or to a GB18030 pair.
  */
-import iconv from 'iconv-lite';
-import type { Charset } from './charset.js';
+import { type Charset, encodeGb18030 } from './charset.js';
 import { type Layout, PLAIN, type Style } from './layout.js';
 import type { PrinterProfile } from './profile.js';
 
@@ -118,7 +117,7 @@ export function encodeLayout(
           const flush = () => {
             if (run === '') return;
             if (cjkRun) {
-              out.append([...FS_AND, ...iconv.encode(run, 'gb18030'), ...FS_DOT]);
+              out.append([...FS_AND, ...encodeGb18030(run), ...FS_DOT]);
               codepageSelected = false;
             } else {
               if (!codepageSelected) out.append(selectCodepage);

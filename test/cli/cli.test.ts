@@ -51,6 +51,20 @@ describe('printer-agent --help and --version', () => {
     });
     assert.equal(jobs.status, 1);
     assert.match(jobs.stderr, /^STORE_FAILED: no job database at /);
+    // CJK text for a printer with a CJK font: GB18030 comes from iconv-lite, which the bundle
+    // leaves out and requires on the first CJK character. Same bytes as the sources give.
+    const cjk = [
+      'render',
+      join(ROOT, 'test', 'fixtures', 'orders', 'table-cjk.json'),
+      '--profile',
+      'pos-5890-gb18030',
+      '--format',
+      'hex',
+    ];
+    const compiled = runCli(cjk, { compiled: true });
+    assert.equal(compiled.status, 0, compiled.stderr);
+    assert.match(compiled.stdout, / 1c 26 /, 'FS & (CJK mode on) in the bytes');
+    assert.equal(compiled.stdout, runCli(cjk).stdout);
   });
 });
 

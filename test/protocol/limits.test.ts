@@ -64,6 +64,21 @@ describe('jsonDepth', () => {
     );
   });
 
+  it('tooDeep agrees with the scan on any text and limit, also when openers hide in strings', () => {
+    // tooDeep skips the scan when the text has no more openers than the limit: the limits here
+    // are small so that both ways are taken, with brackets inside strings counted as openers.
+    const text = fc.string({ unit: fc.constantFrom('{', '}', '[', ']', '"', '\\', 'a', ',') });
+    fc.assert(
+      fc.property(text, fc.integer({ min: 0, max: 8 }), (t, max) => {
+        assert.equal(tooDeep(t, max), oracle(t) > max);
+      }),
+      { numRuns: 2000 },
+    );
+    // A shallow text with many openers inside a string: scanned, and not too deep.
+    assert.equal(tooDeep(`{"a":"${'['.repeat(100)}"}`, 3), false);
+    assert.equal(tooDeep('[[[[', 3), true);
+  });
+
   it("gives real JSON's nesting, and tooDeep holds exactly above MAX_JSON_DEPTH", () => {
     fc.assert(
       fc.property(fc.jsonValue({ maxDepth: 40 }), (value) => {

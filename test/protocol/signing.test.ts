@@ -212,6 +212,9 @@ describe('signing without openssl (keys from generateKeyPair)', () => {
       'not base64 at all',
       '!!!!',
       withJunk,
+      sign.replace(/=+$/, ''), // the same bytes without the padding
+      `${sign.slice(0, 20)} ${sign.slice(20)}`, // a space inside
+      sign.replaceAll('+', '-').replaceAll('/', '_'), // the URL alphabet
       sign.slice(0, -4), // truncated
       Buffer.concat([bytes, Buffer.from([0])]).toString('base64'), // one byte too long
       Buffer.concat([Buffer.from([0]), bytes]).toString('base64'), // leading zero byte

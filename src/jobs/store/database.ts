@@ -151,11 +151,12 @@ export class JobDatabase {
     if (this.db.inTransaction) return this.write(doing, fn);
     try {
       failIfInjected();
-      this.db.pragma('synchronous = NORMAL');
+      // Prepared once, like every statement: `db.pragma` compiles its SQL on each call.
+      this.statement('PRAGMA synchronous = NORMAL').run();
       try {
         return this.transaction.immediate(fn) as T;
       } finally {
-        this.db.pragma('synchronous = FULL');
+        this.statement('PRAGMA synchronous = FULL').run();
       }
     } catch (error) {
       throw storeError(error, doing);
