@@ -290,6 +290,7 @@ export async function benchFootprint(quick: boolean): Promise<Comparison[]> {
         String(floorEmulator.endpoint.port),
         join(dir, 'receipts.json'),
         dir,
+        'bench/footprint/floor-ready',
       ],
       { cwd: ROOT, stdio: 'inherit' },
     );
