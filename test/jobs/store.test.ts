@@ -43,7 +43,7 @@ const record: OrderRecord = orderRecordSchema.parse(
 );
 
 describe('job store: durability settings', () => {
-  it('runs in WAL with synchronous=FULL, a busy timeout and incremental auto-vacuum', () => {
+  it('runs in WAL with synchronous=FULL, a busy timeout, incremental auto-vacuum and a 2 MB page cache', () => {
     const store = openStore('pragmas', { busyTimeoutMs: 1234 });
     try {
       assert.deepEqual(store.pragmas(), {
@@ -51,6 +51,8 @@ describe('job store: durability settings', () => {
         synchronous: 2,
         busyTimeoutMs: 1234,
         autoVacuum: 2,
+        // Not the driver's 16 MB (issue 16): 2,000 KiB, SQLite's own default.
+        cacheSize: -2000,
       });
       assert.equal(store.integrityCheck(), 'ok');
       const raw = new Database(store.path, { readonly: true });
