@@ -1,7 +1,7 @@
 /**
  * The production build's footprint on a Pi's terms (issue 16): `node dist/cli.js run --config`,
- * exactly what the unit runs (with the unit's NODE_OPTIONS), in a child process against a real
- * Mosquitto and the emulator.
+ * exactly what the unit runs (with the unit's environment: NODE_OPTIONS, MALLOC_ARENA_MAX), in a
+ * child process against a real Mosquitto and the emulator.
  *
  * 1. Start: exec -> the agent's `online` status on the broker, median of 5 starts. Baseline, same
  *    run: a bare Node process that loads mqtt.js, connects to the same broker and publishes one
@@ -59,10 +59,15 @@ function cpuMs(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) * CLOCK_TICK_MS;
 }
 const agentNodeArgs = (process.env.BENCH_AGENT_NODE_ARGS ?? '').split(' ').filter(Boolean);
-/** The Node options the systemd unit gives the agent: the bench measures what a store runs. */
-function unitNodeOptions(): string {
+/**
+ * The environment the systemd unit gives the agent (`Environment=` lines: NODE_OPTIONS,
+ * MALLOC_ARENA_MAX...): the bench measures what a store runs.
+ */
+function unitEnvironment(): Record<string, string> {
   const unit = readFileSync(join(ROOT, 'systemd', 'printer-agent.service'), 'utf8');
-  return /^Environment="?NODE_OPTIONS=([^"\n]*)"?$/m.exec(unit)?.[1] ?? '';
+  return Object.fromEntries(
+    [...unit.matchAll(/^Environment="?([A-Z_]+)=([^"\n]*)"?$/gm)].map((m) => [m[1]!, m[2]!]),
+  );
 }
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]!;
 
@@ -158,7 +163,7 @@ export async function benchFootprint(quick: boolean): Promise<Comparison[]> {
       const started = performance.now();
       agent = spawn(process.execPath, [...agentNodeArgs, cli, 'run', '--config', config], {
         stdio: 'inherit',
-        env: { ...process.env, NODE_OPTIONS: unitNodeOptions() },
+        env: { ...process.env, ...unitEnvironment() },
       });
       await online;
       agentStarts.push(performance.now() - started);
