@@ -123,8 +123,8 @@ let iconv: typeof Iconv | undefined;
 
 /**
  * Text as GB18030, for profiles with a CJK font. iconv-lite is required on the first CJK character,
- * not imported: its 0.5 MB of code cost every agent ~3 MB of memory and some of its start time,
- * and most printers never see a CJK character (issue 16). Required at run time from node_modules,
+ * not imported: its 0.5 MB of code cost every agent about 1 MB of memory (decision 162), and most
+ * printers never see a CJK character (issue 16). Required at run time from node_modules,
  * where the package ships it, so the bundle leaves it out of the agent's chunks.
  */
 export function encodeGb18030(text: string): Buffer {
