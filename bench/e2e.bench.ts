@@ -7,8 +7,8 @@
  *    looks up the jobId and writes that order's receipt bytes (rendered once up front with the
  *    same profile and options) to a second emulator. Second baseline: the floor of this design
  *    (bench/floor.ts, in a process of its own like the agent) on a third emulator: the same relay
- *    plus the durable commits, the status query and the confirmation no correct agent can skip. Figures are 1000 / ms (higher is
- *    better), the milliseconds are in the names.
+ *    plus the durable commits, the status query and the confirmation no correct agent can skip.
+ *    Figures are 1000 / ms (higher is better), the milliseconds are in the names.
  * 2. Memory: the agent runs alone in a child process (its RSS is its own, taken after a full GC).
  *    RSS idle after start (baseline) against RSS after 10,000 jobs (2,000 with --quick), the
  *    latency jobs included, printed by the emulator. Figures are 1000 / MB, so the ratio is
@@ -16,7 +16,7 @@
  *
  * Skipped, with a message, when mosquitto is not installed.
  */
-import { type ChildProcess, fork, spawn } from 'node:child_process';
+import { type ChildProcess, fork } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -37,6 +37,7 @@ import { receiptOptions } from '../src/receipt/options.js';
 import { getProfile } from '../src/receipt/profile.js';
 import { renderReceipt } from '../src/receipt/render.js';
 import { MOSQUITTO_SKIP, Mosquitto, skipWithoutMosquitto } from '../test/helpers/mosquitto.js';
+import { spawnFloor } from './floor.js';
 import { type Comparison, cleanUp, compare } from './harness.js';
 
 const APP_ID = 'A-bench';
@@ -348,22 +349,14 @@ export async function benchEndToEnd(quick: boolean): Promise<Comparison[]> {
       };
       publisher.on('message', onMessage);
     });
-    const here = dirname(fileURLToPath(import.meta.url));
-    const floor = spawn(
-      process.execPath,
-      [
-        '--import',
-        'tsx',
-        join(here, 'floor-relay.child.ts'),
-        broker.url,
-        FLOOR_TOPIC,
-        String(floorEmulator.endpoint.port),
-        receiptsFile,
-        dir,
-        FLOOR_READY_TOPIC,
-      ],
-      { cwd: dirname(here), stdio: 'inherit' },
-    );
+    const floor = spawnFloor({
+      brokerUrl: broker.url,
+      topic: FLOOR_TOPIC,
+      printerPort: floorEmulator.endpoint.port,
+      receiptsFile,
+      dir,
+      readyTopic: FLOOR_READY_TOPIC,
+    });
     cleanup.push(async () => {
       if (floor.exitCode !== null || floor.signalCode !== null) return;
       const exited = new Promise((resolve) => floor.once('exit', resolve));

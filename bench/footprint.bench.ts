@@ -36,6 +36,7 @@ import { getProfile } from '../src/receipt/profile.js';
 import { renderReceipt } from '../src/receipt/render.js';
 import { MOSQUITTO_SKIP, Mosquitto, skipWithoutMosquitto } from '../test/helpers/mosquitto.js';
 import { countingEmulator, instruction } from './e2e.bench.js';
+import { spawnFloor } from './floor.js';
 import { type Comparison, cleanUp, compare } from './harness.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -284,21 +285,14 @@ export async function benchFootprint(quick: boolean): Promise<Comparison[]> {
     const floorEmulator = await countingEmulator();
     cleanup.push(() => floorEmulator.endpoint.close());
     const floorReady = message('floor ready', (topic) => topic === 'bench/footprint/floor-ready');
-    const floor = spawn(
-      process.execPath,
-      [
-        '--import',
-        'tsx',
-        join(ROOT, 'bench', 'floor-relay.child.ts'),
-        broker.url,
-        'bench/footprint/floor',
-        String(floorEmulator.endpoint.port),
-        join(dir, 'receipts.json'),
-        dir,
-        'bench/footprint/floor-ready',
-      ],
-      { cwd: ROOT, stdio: 'inherit' },
-    );
+    const floor = spawnFloor({
+      brokerUrl: broker.url,
+      topic: 'bench/footprint/floor',
+      printerPort: floorEmulator.endpoint.port,
+      receiptsFile: join(dir, 'receipts.json'),
+      dir,
+      readyTopic: 'bench/footprint/floor-ready',
+    });
     cleanup.push(() => stop(floor));
     await floorReady;
     const floorCpu = await cpuPerJob(floor.pid!, floorEmulator, 'bench/footprint/floor');

@@ -33,9 +33,9 @@ export const DATABASE_FILE = 'jobs.db';
  * The page cache of the connection, in SQLite's units (negative: KiB). better-sqlite3 builds
  * SQLite with 16 MB (`SQLITE_DEFAULT_CACHE_SIZE=-16000`), which fills as the job history grows:
  * malloc's heap held 20 MB after 10,000 jobs, 11 MB with this (decision 164; a Pi may have
- * 512 MB, issue 16). The spooler and
- * the reporter work at the tail of the tables and indexes; 2 MB (SQLite's own default) holds it,
- * and older pages (a `jobs list` of last week) come from the OS's file cache.
+ * 512 MB, issue 16). The spooler and the reporter work at the tail of the tables and indexes;
+ * 2 MB (SQLite's own default) holds it, and older pages (a `jobs list` of last week) come from
+ * the OS's file cache.
  */
 export const PAGE_CACHE_SIZE = -2000;
 
