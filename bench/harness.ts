@@ -18,19 +18,55 @@ export interface Comparison {
   ratio: number;
 }
 
+export interface Subject {
+  name: string;
+  fn: () => unknown;
+}
+
 /** Runs `fn` repeatedly for at least `minMs` (after a warm-up) and returns operations per second. */
 export function measure(name: string, fn: () => unknown, minMs = 1000): Measurement {
-  const warmUntil = performance.now() + Math.min(200, minMs / 5);
-  while (performance.now() < warmUntil) fn();
-  let samples = 0;
-  const start = performance.now();
-  let now = start;
-  while (now - start < minMs) {
-    for (let i = 0; i < 16; i++) fn();
-    samples += 16;
-    now = performance.now();
+  return measureTogether([{ name, fn }], minMs, 1)[0]!;
+}
+
+/**
+ * Measures functions that are compared with each other in alternating rounds (A B, then B A, ...),
+ * each for `minMs` in all, so that a machine that speeds up or slows down during the run weighs on
+ * each alike. Measured one after the other, the first one measured ran up to 2x slower here during
+ * its first second (CPU frequency, a neighbour on the host), which decided some ratios.
+ */
+export function measureTogether(
+  subjects: readonly Subject[],
+  minMs = 1000,
+  rounds = 8,
+): Measurement[] {
+  for (const { fn } of subjects) {
+    const warmUntil = performance.now() + Math.min(200, minMs / 5);
+    while (performance.now() < warmUntil) fn();
   }
-  return { name, opsPerSec: (samples * 1000) / (now - start), samples };
+  const samples = subjects.map(() => 0);
+  const elapsed = subjects.map(() => 0);
+  const forward = subjects.map((_, i) => i);
+  const backward = [...forward].reverse();
+  for (let round = 0; round < rounds; round++) {
+    for (const i of round % 2 === 0 ? forward : backward) {
+      const fn = subjects[i]!.fn;
+      const start = performance.now();
+      let now = start;
+      let n = 0;
+      while (now - start < minMs / rounds) {
+        for (let k = 0; k < 16; k++) fn();
+        n += 16;
+        now = performance.now();
+      }
+      samples[i]! += n;
+      elapsed[i]! += now - start;
+    }
+  }
+  return subjects.map((s, i) => ({
+    name: s.name,
+    opsPerSec: (samples[i]! * 1000) / elapsed[i]!,
+    samples: samples[i]!,
+  }));
 }
 
 /** Runs a benchmark's clean-up steps, last first; each is best effort, the next still runs. */

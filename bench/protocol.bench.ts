@@ -11,7 +11,7 @@ import {
   parseKey,
   printInstructionSchema,
 } from '../src/protocol/index.js';
-import { type Comparison, compare, measure } from './harness.js';
+import { type Comparison, compare, measureTogether } from './harness.js';
 
 export function benchProtocol(minMs: number): Comparison[] {
   const pair = generateKeyPair(2048);
@@ -37,27 +37,30 @@ export function benchProtocol(minMs: number): Comparison[] {
   const body = Buffer.from(JSON.stringify(envelope));
   const nodeKey = createPublicKey(pair.publicPem);
 
-  const subject = measure(
-    'openEnvelope (node:crypto + zod)',
-    () => {
-      const r = openEnvelope(body, {
-        verifyKey: pub,
-        identity,
-        paramSchema: printInstructionSchema,
-      });
-      if (!r.ok) throw r.error;
-    },
+  const [subject, baseline] = measureTogether(
+    [
+      {
+        name: 'openEnvelope (node:crypto + zod)',
+        fn: () => {
+          const r = openEnvelope(body, {
+            verifyKey: pub,
+            identity,
+            paramSchema: printInstructionSchema,
+          });
+          if (!r.ok) throw r.error;
+        },
+      },
+      {
+        name: 'node:crypto verify + JSON.parse',
+        fn: () => {
+          const e = JSON.parse(body.toString('utf8')) as { param: string; sign: string };
+          if (!verify('sha256', Buffer.from(e.param), nodeKey, Buffer.from(e.sign, 'base64')))
+            throw new Error('bad');
+          JSON.parse(e.param);
+        },
+      },
+    ],
     minMs,
   );
-  const baseline = measure(
-    'node:crypto verify + JSON.parse',
-    () => {
-      const e = JSON.parse(body.toString('utf8')) as { param: string; sign: string };
-      if (!verify('sha256', Buffer.from(e.param), nodeKey, Buffer.from(e.sign, 'base64')))
-        throw new Error('bad');
-      JSON.parse(e.param);
-    },
-    minMs,
-  );
-  return [compare('open a signed print instruction', subject, baseline)];
+  return [compare('open a signed print instruction', subject!, baseline!)];
 }

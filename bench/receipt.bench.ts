@@ -12,7 +12,7 @@ import { printInstructionSchema } from '../src/protocol/print-protocol.js';
 import { receiptOptions } from '../src/receipt/options.js';
 import { getProfile } from '../src/receipt/profile.js';
 import { renderReceipt } from '../src/receipt/render.js';
-import { type Comparison, compare, measure } from './harness.js';
+import { type Comparison, compare, measureTogether } from './harness.js';
 
 export function benchReceipt(minMs: number): Comparison[] {
   const instruction = printInstructionSchema.parse({
@@ -45,61 +45,60 @@ export function benchReceipt(minMs: number): Comparison[] {
   const input = { source: { kind: 'instruction' as const, instruction }, profile, options };
   const lines = renderReceipt(input).text.split('\n');
 
-  const subject = measure('renderReceipt (20 items)', () => renderReceipt(input), minMs);
-  const baseline = measure(
-    'ReceiptPrinterEncoder alone, same lines',
-    () => {
-      const encoder = new ReceiptPrinterEncoder({
-        columns: 48,
-        newline: '\n',
-        codepageMapping: profile.codepageNumbers,
-      });
-      encoder.initialize().codepage(profile.codepage as Codepage);
-      for (const line of lines) encoder.line(line);
-      encoder.raw([0x1d, 0x56, 0x42, 0x00]);
-      return encoder.encode();
-    },
-    minMs,
-  );
+  const encoderAlone = () => {
+    const encoder = new ReceiptPrinterEncoder({
+      columns: 48,
+      newline: '\n',
+      codepageMapping: profile.codepageNumbers,
+    });
+    encoder.initialize().codepage(profile.codepage as Codepage);
+    for (const line of lines) encoder.line(line);
+    encoder.raw([0x1d, 0x56, 0x42, 0x00]);
+    return encoder.encode();
+  };
   const order = instruction.order;
   const money = (cents: number) => (cents / 100).toFixed(2);
-  const peer = measure(
-    'receiptline, same receipt',
-    () => {
-      const doc = [
-        '^^Kusina ni Lola',
-        '123 Mabini St.',
-        '-',
-        `Order | ${instruction.orderNo}`,
-        `^^Pick-up ${instruction.pickUpNo}`,
-        `Created | ${instruction.createTime}`,
-        '-',
-        ...order.productInfo.map(
-          (item) => `${item.quantity} x ${item.productName} | ${money(item.price * item.quantity)}`,
-        ),
-        '-',
-        `Service fee | ${money(order.serviceFee ?? 0)}`,
-        `^TOTAL | ${money(order.productInfo.reduce((sum, item) => sum + item.price * item.quantity, order.serviceFee ?? 0))}`,
-        `Paid by | ${order.paymentChannel}`,
-        `Transaction | ${order.paymentTransactionId}`,
-        `Paid at | ${order.transactionReturnTime}`,
-        '-',
-        ...(order.customPrintContext ?? '').split('\n'),
-        'Salamat po!',
-        `{code:${instruction.orderNo};option:qrcode,6,m}`,
-        '=',
-      ].join('\n');
-      return receiptline.transform(doc, {
-        cpl: 48,
-        encoding: 'multilingual',
-        command: 'escpos',
-        cutting: true,
-      });
-    },
+  const withReceiptline = () => {
+    const doc = [
+      '^^Kusina ni Lola',
+      '123 Mabini St.',
+      '-',
+      `Order | ${instruction.orderNo}`,
+      `^^Pick-up ${instruction.pickUpNo}`,
+      `Created | ${instruction.createTime}`,
+      '-',
+      ...order.productInfo.map(
+        (item) => `${item.quantity} x ${item.productName} | ${money(item.price * item.quantity)}`,
+      ),
+      '-',
+      `Service fee | ${money(order.serviceFee ?? 0)}`,
+      `^TOTAL | ${money(order.productInfo.reduce((sum, item) => sum + item.price * item.quantity, order.serviceFee ?? 0))}`,
+      `Paid by | ${order.paymentChannel}`,
+      `Transaction | ${order.paymentTransactionId}`,
+      `Paid at | ${order.transactionReturnTime}`,
+      '-',
+      ...(order.customPrintContext ?? '').split('\n'),
+      'Salamat po!',
+      `{code:${instruction.orderNo};option:qrcode,6,m}`,
+      '=',
+    ].join('\n');
+    return receiptline.transform(doc, {
+      cpl: 48,
+      encoding: 'multilingual',
+      command: 'escpos',
+      cutting: true,
+    });
+  };
+  const [subject, baseline, peer] = measureTogether(
+    [
+      { name: 'renderReceipt (20 items)', fn: () => renderReceipt(input) },
+      { name: 'ReceiptPrinterEncoder alone, same lines', fn: encoderAlone },
+      { name: 'receiptline, same receipt', fn: withReceiptline },
+    ],
     minMs,
   );
   return [
-    compare('render a 20-item receipt, vs the encoder library it replaced', subject, baseline),
-    compare('render a 20-item receipt, vs receiptline', subject, peer),
+    compare('render a 20-item receipt, vs the encoder library it replaced', subject!, baseline!),
+    compare('render a 20-item receipt, vs receiptline', subject!, peer!),
   ];
 }

@@ -23,7 +23,7 @@ import {
 } from './codes.js';
 import { FREE_TEXT_MAX_CHARS } from './limits.js';
 import { timestamp } from './time.js';
-import { cents, charCount, code, int, text, typeError } from './validation.js';
+import { cents, charCount, code, int, text, typeError, withCompiledTwin } from './validation.js';
 
 /** Limits of order-api 2.9 and §8, named so tests and generators use the same numbers. */
 export const CREATE_LIMITS = {
@@ -113,37 +113,55 @@ const createParamsObject = z.object({
 
 type Draft = z.output<typeof createParamsObject>;
 
-/** The conditional rules of order-api 4.2, each reported on the field that is missing. */
-function checkConditionalRules(p: Draft, ctx: z.core.$RefinementCtx<Draft>): void {
-  const require = (field: keyof Draft, rule: string) => {
-    const v = p[field];
-    // An empty string already fails its length rule; reporting it twice would only confuse.
-    if (v === undefined || v === null) {
-      ctx.addIssue({ code: 'custom', path: [field], message: `is required ${rule}`, input: v });
-    }
-  };
-  if (p.orderType === ORDER_TYPE_TAKEOUT) {
-    require('deliveryFee', 'for takeout orders (orderType 3)');
-    require('packingFee', 'for takeout orders (orderType 3)');
-  }
-  if (p.paymentWay === PAYMENT_WAY_ONLINE) {
-    require('paymentChannel', 'for online payment (paymentWay 1)');
-    require('transactionCreateTime', 'for online payment (paymentWay 1)');
-    require('transactionReturnTime', 'for online payment (paymentWay 1)');
-  }
-  if (p.discountType === DISCOUNT_PWD || p.discountType === DISCOUNT_SC) {
-    const rule = `for ${p.discountType === DISCOUNT_PWD ? 'PWD' : 'SC'} discounts (discountType ${p.discountType})`;
-    require('discountNo', rule);
-    require('discounterName', rule);
-    if (p.discountType === DISCOUNT_PWD) require('discountValidityPeriod', rule);
+function requireField(
+  p: Draft,
+  ctx: z.core.$RefinementCtx<Draft>,
+  field: keyof Draft,
+  rule: string,
+): void {
+  const v = p[field];
+  // An empty string already fails its length rule; reporting it twice would only confuse.
+  if (v === undefined || v === null) {
+    ctx.addIssue({ code: 'custom', path: [field], message: `is required ${rule}`, input: v });
   }
 }
 
+/**
+ * The conditional rules of order-api 4.2, each reported on the field that is missing. (No closure
+ * inside: this runs for every instruction.)
+ */
+function checkConditionalRules(p: Draft, ctx: z.core.$RefinementCtx<Draft>): void {
+  if (p.orderType === ORDER_TYPE_TAKEOUT) {
+    requireField(p, ctx, 'deliveryFee', 'for takeout orders (orderType 3)');
+    requireField(p, ctx, 'packingFee', 'for takeout orders (orderType 3)');
+  }
+  if (p.paymentWay === PAYMENT_WAY_ONLINE) {
+    requireField(p, ctx, 'paymentChannel', 'for online payment (paymentWay 1)');
+    requireField(p, ctx, 'transactionCreateTime', 'for online payment (paymentWay 1)');
+    requireField(p, ctx, 'transactionReturnTime', 'for online payment (paymentWay 1)');
+  }
+  if (p.discountType === DISCOUNT_PWD || p.discountType === DISCOUNT_SC) {
+    const rule = `for ${p.discountType === DISCOUNT_PWD ? 'PWD' : 'SC'} discounts (discountType ${p.discountType})`;
+    requireField(p, ctx, 'discountNo', rule);
+    requireField(p, ctx, 'discounterName', rule);
+    if (p.discountType === DISCOUNT_PWD) requireField(p, ctx, 'discountValidityPeriod', rule);
+  }
+}
+
+/**
+ * The create parameters without the `when` below: for the compiled twins of the schemas that hold
+ * them (`withCompiledTwin`), never to validate on its own.
+ */
+export const createParamsTwin = createParamsObject.superRefine(checkConditionalRules);
+
 // `when`: also run the 4.2 rules when a field has a type error (zod skips them by default), so one
 // rejection lists every problem. The rules only compare values, so partly invalid input is safe.
-export const createParamsSchema = createParamsObject.superRefine(checkConditionalRules, {
-  when: (payload) => typeof payload.value === 'object' && payload.value !== null,
-});
+export const createParamsSchema = withCompiledTwin(
+  createParamsObject.superRefine(checkConditionalRules, {
+    when: (payload) => typeof payload.value === 'object' && payload.value !== null,
+  }),
+  createParamsTwin,
+);
 
 /** Create parameters as the merchant may send them (numeric strings allowed where tolerated). */
 export type CreateParamsInput = z.input<typeof createParamsSchema>;

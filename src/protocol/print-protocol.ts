@@ -4,10 +4,10 @@
  * create-parameter schema.
  */
 import { z } from 'zod';
-import { createParamsSchema } from './create-params.js';
+import { createParamsSchema, createParamsTwin } from './create-params.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from './limits.js';
 import { timestamp } from './time.js';
-import { int, text, typeError } from './validation.js';
+import { int, text, typeError, withCompiledTwin } from './validation.js';
 
 export const PROTOCOL_VERSION = 'v1';
 export const DEFAULT_TOPIC_PREFIX = 'printer-agent/v1';
@@ -36,12 +36,7 @@ export const storeIdSchema = z
   .string({ error: typeError('a string') })
   .regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1 to 64 letters, digits, dash or underscore');
 
-/**
- * print-protocol §4, as stored and rendered: `storeId` is optional here, because jobs stored by an
- * agent before v1.1 and instruction files given to `render` do not carry it. What arrives over
- * MQTT is opened with `inboundInstructionSchema`, which requires it.
- */
-export const printInstructionSchema = z.object({
+const instructionShape = {
   storeId: storeIdSchema.optional(),
   jobId: id(),
   orderNo: id(),
@@ -51,7 +46,19 @@ export const printInstructionSchema = z.object({
   order: createParamsSchema,
   printer: printerRole().default(DEFAULT_PRINTER_ROLE),
   copies: int(1, 5).default(1),
-});
+};
+/** The same with the create parameters' twin, for the compiled fast paths (`withCompiledTwin`). */
+const instructionTwinShape = { ...instructionShape, order: createParamsTwin };
+
+/**
+ * print-protocol §4, as stored and rendered: `storeId` is optional here, because jobs stored by an
+ * agent before v1.1 and instruction files given to `render` do not carry it. What arrives over
+ * MQTT is opened with `inboundInstructionSchema`, which requires it.
+ */
+export const printInstructionSchema = withCompiledTwin(
+  z.object(instructionShape),
+  z.object(instructionTwinShape),
+);
 export type PrintInstruction = z.output<typeof printInstructionSchema>;
 export type PrintInstructionInput = z.input<typeof printInstructionSchema>;
 
@@ -60,7 +67,10 @@ export type PrintInstructionInput = z.input<typeof printInstructionSchema>;
  * param, so a genuine instruction for one store cannot be re-wrapped in another store's envelope.
  * The inbox compares it with its own storeId (IDENTITY_MISMATCH when it differs).
  */
-export const inboundInstructionSchema = printInstructionSchema.extend({ storeId: storeIdSchema });
+export const inboundInstructionSchema = withCompiledTwin(
+  z.object({ ...instructionShape, storeId: storeIdSchema }),
+  z.object({ ...instructionTwinShape, storeId: storeIdSchema }),
+);
 
 export const COMMAND_TYPES = ['reprint', 'test-print', 'status'] as const;
 export type CommandType = (typeof COMMAND_TYPES)[number];

@@ -6,30 +6,55 @@
 import { z } from 'zod';
 import { typeError } from './validation.js';
 
-const TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})$/;
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
 function daysInMonth(year: number, month: number): number {
-  return new Date(Date.UTC(year, month, 0)).getUTCDate();
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  return month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1]!;
 }
 
 function realDate(y: number, mo: number, d: number): boolean {
   return y >= 1 && mo >= 1 && mo <= 12 && d >= 1 && d <= daysInMonth(y, mo);
 }
 
-/** Milliseconds of the wall-clock value, or null when it is not a real date-time. */
+/** The number written by `count` ASCII digits of `text` from `at`, or -1 if one is not a digit. */
+function digitsAt(text: string, at: number, count: number): number {
+  let n = 0;
+  for (let i = at; i < at + count; i++) {
+    const digit = text.charCodeAt(i) - 48;
+    if (digit < 0 || digit > 9) return -1;
+    n = n * 10 + digit;
+  }
+  return n;
+}
+
+/**
+ * Milliseconds of the wall-clock value, or null when it is not a real date-time. Read character
+ * by character: every instruction's createTime passes here twice (schema, freshness), and the
+ * regular expression with its match array and a Date cost ~0.6 µs, a tenth of the schema (issue 16).
+ */
 export function wallClockMs(value: string): number | null {
-  const m = TIMESTAMP.exec(value);
-  if (!m) return null;
-  const [y, mo, d, h, mi, s] = m.slice(1).map(Number) as [
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-  ];
-  if (!realDate(y, mo, d) || h > 23 || mi > 59 || s > 59) return null;
+  if (
+    value.length !== 19 ||
+    value[4] !== '-' ||
+    value[7] !== '-' ||
+    value[10] !== ' ' ||
+    value[13] !== ':' ||
+    value[16] !== ':'
+  )
+    return null;
+  const y = digitsAt(value, 0, 4);
+  const mo = digitsAt(value, 5, 2);
+  const d = digitsAt(value, 8, 2);
+  const h = digitsAt(value, 11, 2);
+  const mi = digitsAt(value, 14, 2);
+  const s = digitsAt(value, 17, 2);
+  // -1 (not digits) fails these comparisons too.
+  if (!realDate(y, mo, d) || h < 0 || h > 23 || mi < 0 || mi > 59 || s < 0 || s > 59) return null;
+  // Date.UTC reads years 0 to 99 as 1900 to 1999; setUTCFullYear takes the year as written.
+  if (y >= 100) return Date.UTC(y, mo - 1, d, h, mi, s);
   const date = new Date(0);
   date.setUTCFullYear(y, mo - 1, d);
   date.setUTCHours(h, mi, s, 0);

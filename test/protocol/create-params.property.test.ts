@@ -9,7 +9,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { CREATE_LIMITS, createParamsSchema, parseWith } from '../../src/protocol/index.js';
+import { z } from 'zod';
+import { createParamsTwin } from '../../src/protocol/create-params.js';
+import {
+  CREATE_LIMITS,
+  createParamsSchema,
+  inboundInstructionSchema,
+  parseWith,
+  printInstructionSchema,
+} from '../../src/protocol/index.js';
 
 type Order = Record<string, unknown>;
 type Range = { min: number; max: number };
@@ -436,6 +444,52 @@ describe('create params: properties', () => {
         },
       ),
       { numRuns: 2000 },
+    );
+  });
+});
+
+/**
+ * The schemas that validate every instruction parse valid input through zod's compiled code
+ * (`withCompiledTwin`); zod's own interpreter still runs for asynchronous parses, so the two can
+ * be compared on the same schema object.
+ */
+describe('create params: the compiled fast path', () => {
+  it('zod compiles the twins whole (no part handed back to the interpreter)', () => {
+    for (const schema of [
+      z.object({ order: createParamsTwin }),
+      z.object({ ...printInstructionSchema.shape, order: createParamsTwin }),
+      z.object({ ...inboundInstructionSchema.shape, order: createParamsTwin }),
+    ]) {
+      assert.doesNotThrow(() => z.compile(schema, { strict: true }));
+    }
+  });
+
+  it('answers as the interpreter: same acceptance, output and issues, valid or mutated', async () => {
+    const instruction = (order: unknown) => ({
+      jobId: 'J-1',
+      orderNo: 'O-1',
+      createTime: '2026-11-25 12:30:05',
+      order,
+    });
+    const same = async (schema: z.ZodType, value: unknown, label: string) => {
+      const fast = schema.safeParse(value);
+      const interpreted = await schema.safeParseAsync(value);
+      assert.equal(fast.success, interpreted.success, label);
+      if (fast.success && interpreted.success) assert.deepStrictEqual(fast.data, interpreted.data);
+      else assert.deepStrictEqual(fast.error?.issues, interpreted.error?.issues, label);
+    };
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(
+          validOrder.map((value) => ({ label: 'valid', value })),
+          validOrder.chain((o) => mutations(o)),
+        ),
+        async (m) => {
+          await same(createParamsSchema, m.value, m.label);
+          await same(printInstructionSchema, instruction(m.value), m.label);
+        },
+      ),
+      { numRuns: 500 },
     );
   });
 });

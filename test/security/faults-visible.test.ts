@@ -53,7 +53,10 @@ describe('store faults are visible, never fatal (child process)', {
         .filter((x) => x.online === true && (x.fault as Json | undefined)?.code === 'STORE_FAILED');
     await waitFor('a status saying STORE_FAILED', () => faulted().length > 0, 30_000);
     assert.match(String((faulted()[0]!.fault as Json).message), /disk I\/O error \(injected/);
-    assert.match(since(), /cannot read the queue figures/);
+    // The log line and the status travel apart (pipe, broker): either may arrive first.
+    await waitFor('the queue figures logged unreadable', () =>
+      /cannot read the queue figures/.test(since()),
+    );
 
     // An instruction now: the broker takes it, the agent cannot store it.
     await s.publish(2);
@@ -77,7 +80,7 @@ describe('store faults are visible, never fatal (child process)', {
       () => s.statuses.slice(fromClear).some((x) => x.online === true && !x.fault),
       30_000,
     );
-    assert.match(since(), /fault cleared/);
+    await waitFor('the fault logged cleared', () => /fault cleared/.test(since()));
     assert.ok(agent.alive);
     assert.equal(s.agent, agent, 'the same process throughout');
     s.assertInvariants();
