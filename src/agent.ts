@@ -13,6 +13,7 @@ import { loadCaFile } from './catchup/transport.js';
 import { errorMessage } from './errors.js';
 import { type ClockSource, ClockSync } from './host/clock-sync.js';
 import { Health } from './jobs/health.js';
+import { logTransition } from './jobs/outcome-log.js';
 import { DEFAULT_RETENTION, Retention } from './jobs/retention.js';
 import { Spooler } from './jobs/spooler.js';
 import { JobStore } from './jobs/store.js';
@@ -135,9 +136,11 @@ export class Agent {
    */
   static async start(settings: AgentSettings, log: Logger): Promise<Agent> {
     const store = JobStore.open({ stateDir: settings.stateDir, create: true });
-    log.child({ room: 'jobs' }).info({ path: store.path }, 'job store open');
+    const jlog = log.child({ room: 'jobs' });
+    jlog.info({ path: store.path }, 'job store open');
     const printers = openPrinters(settings, log);
     const spooler = buildSpooler(settings, store, printers);
+    spooler.on('transition', (job) => logTransition(jlog, job));
     const health = new Health(
       {
         store,
@@ -220,9 +223,14 @@ function openPrinters(settings: AgentSettings, log: Logger): PrinterRoom[] {
     );
     const monitor = new PrinterMonitor(printer, { intervalMs: p.statusIntervalMs });
     const plog = log.child({ room: 'printer', printer: p.id });
-    monitor.on('change', (condition) =>
-      plog.info({ state: condition.state, causes: condition.causes }, 'printer state'),
-    );
+    // A printer that cannot print is a fault for the journal's warning level (issue 17); ready
+    // again, only low on paper, or not known yet is news.
+    monitor.on('change', (condition) => {
+      const facts = { state: condition.state, causes: condition.causes };
+      if (['ready', 'paper-near-end', 'unknown'].includes(condition.state))
+        plog.info(facts, 'printer state');
+      else plog.warn(facts, 'printer state');
+    });
     monitor.on('error', (error) => plog.warn({ err: error.message }, 'status poll failed'));
     return { id: p.id, printer, monitor };
   });

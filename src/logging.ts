@@ -1,5 +1,7 @@
 /**
- * Logs: pino JSON to stdout (journald keeps them), a child logger per room. Secrets (storeKey,
+ * Logs: pino to stdout, a child logger per room; as JSON lines, or under systemd as one readable
+ * line per event with a syslog priority prefix (`<4>printer: printer state state=paper-out`), so
+ * `journalctl -p warning` and a person reading the journal both work (issue 17). Secrets (storeKey,
  * broker password) are scrubbed from every line by value, wherever they would appear: a message,
  * an error text, a nested field, a field name, a child logger's bindings. Whole envelopes are never
  * logged by the rooms.
@@ -14,6 +16,7 @@
  * whose digits hold a secret becomes the scrubbed string. Short secrets over-scrub (`K1` also
  * masks `PK1`): that is the price of never printing them.
  */
+import { fstatSync } from 'node:fs';
 import { pino } from 'pino';
 
 export type Logger = pino.Logger;
@@ -22,6 +25,88 @@ export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', '
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
 export const SCRUBBED = '***';
+
+/**
+ * `journal`: readable lines with a `<N>` syslog priority, for systemd's journal. `json`: pino's
+ * JSON lines (log shippers). `auto`: `journal` when stdout is the journal's stream (systemd sets
+ * JOURNAL_STREAM to its device and inode), else `json`.
+ */
+export const LOG_FORMATS = ['auto', 'json', 'journal'] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
+
+/**
+ * Whether file descriptor `fd` is the stream systemd connected to the journal: JOURNAL_STREAM holds
+ * its `device:inode` (systemd.exec(5)); a child process that inherited the variable but writes
+ * elsewhere (a pipe, a file) does not match.
+ */
+export function isJournalStream(env: NodeJS.ProcessEnv, fd = 1): boolean {
+  const match = /^(\d+):(\d+)$/.exec(env.JOURNAL_STREAM ?? '');
+  if (!match) return false;
+  try {
+    const stat = fstatSync(fd, { bigint: true });
+    return stat.dev === BigInt(match[1]!) && stat.ino === BigInt(match[2]!);
+  } catch {
+    return false;
+  }
+}
+
+/** The format to write: `auto` decided by where stdout goes. */
+export function resolveLogFormat(format: LogFormat, env: NodeJS.ProcessEnv): 'json' | 'journal' {
+  if (format !== 'auto') return format;
+  return isJournalStream(env) ? 'journal' : 'json';
+}
+
+/** syslog priorities (sd-daemon(3)) of pino's levels: fatal 2, error 3, warn 4, info 6, below 7. */
+export function syslogPriority(level: number): number {
+  if (level >= 60) return 2;
+  if (level >= 50) return 3;
+  if (level >= 40) return 4;
+  if (level >= 30) return 6;
+  return 7;
+}
+
+/** Control characters (a newline would start a journal entry of its own) as JSON escapes. */
+function oneLine(text: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: these are what is replaced
+  return text.replace(/[\u0000-\u001f\u007f]/g, (c) => JSON.stringify(c).slice(1, -1));
+}
+
+function fieldValue(value: unknown): string {
+  if (typeof value === 'string')
+    return /^[^\s"=\\]+$/.test(value) ? oneLine(value) : JSON.stringify(value);
+  if (value !== null && typeof value === 'object') {
+    const err = value as { type?: unknown; message?: unknown; code?: unknown };
+    // An error made plain (`{type, message, code}`): its message is what a person needs.
+    if (typeof err.message === 'string' && typeof err.type === 'string')
+      return JSON.stringify(
+        typeof err.code === 'string' ? `${err.code}: ${err.message}` : err.message,
+      );
+    return JSON.stringify(value);
+  }
+  return String(value);
+}
+
+/**
+ * A pino JSON line as a journal line: `<priority>room: message key=value ...`. journald adds the
+ * time and the unit; `service` (the unit's own name) is left out.
+ */
+export function journalLine(line: string): string {
+  let record: Record<string, unknown>;
+  try {
+    record = JSON.parse(line) as Record<string, unknown>;
+  } catch {
+    return `<6>${oneLine(line.trimEnd())}\n`;
+  }
+  const { level, time: _time, service: _service, room, msg, ...fields } = record;
+  let out = `<${syslogPriority(typeof level === 'number' ? level : 30)}>`;
+  if (typeof room === 'string') out += `${oneLine(room)}: `;
+  out += typeof msg === 'string' ? oneLine(msg) : '';
+  for (const [key, value] of Object.entries(fields)) {
+    if (value === undefined) continue;
+    out += ` ${oneLine(key)}=${fieldValue(value)}`;
+  }
+  return `${out}\n`;
+}
 
 /** Field depth beyond which values are logged as pino writes them (the line scrub still runs). */
 const MAX_DEPTH = 8;
@@ -132,8 +217,18 @@ export function createLogger(options: {
   /** The program writing the log; default `printer-agent` (the agent). */
   service?: string;
   destination?: pino.DestinationStream;
+  /** Default `json`; `auto` is decided against this process's stdout (`resolveLogFormat`). */
+  format?: LogFormat;
+  env?: NodeJS.ProcessEnv;
 }): Logger {
   const forms = secretForms(options.secrets ?? []);
+  const journal =
+    resolveLogFormat(options.format ?? 'json', options.env ?? process.env) === 'journal';
+  // Secrets are scrubbed on the JSON line, whose structure the scrub keeps; the journal line is
+  // made from the scrubbed record.
+  const scrub = forms.length > 0 ? (line: string) => scrubLine(line, forms) : null;
+  const streamWrite =
+    journal && scrub ? (line: string) => journalLine(scrub(line)) : journal ? journalLine : scrub;
   return pino(
     {
       level: options.level,
@@ -148,7 +243,7 @@ export function createLogger(options: {
           if (forms.length === 0) return method.apply(this, args);
           return method.apply(this, args.map((a) => plainErrors(a)) as Parameters<typeof method>);
         },
-        ...(forms.length > 0 ? { streamWrite: (line: string) => scrubLine(line, forms) } : {}),
+        ...(streamWrite ? { streamWrite } : {}),
       },
     },
     options.destination ?? pino.destination({ fd: 1, sync: false }),

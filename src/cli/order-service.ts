@@ -161,6 +161,9 @@ export function registerOrderService(program: Command, { io }: CliContext): void
         secrets: serviceSecrets(config),
         service: 'order-service',
         destination: io.logs,
+        // Readable journal lines when run as a systemd service, JSON otherwise (as the agent).
+        format: 'auto',
+        env: io.env,
       });
       const service = await startOrderService(config, configBaseDir(configFile), log);
       log.info({ url: service.url }, 'order service listening');

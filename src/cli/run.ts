@@ -38,6 +38,8 @@ export function registerRun(program: Command, context: CliContext): void {
       }
       const log = createLogger({
         level: loaded.config.logLevel,
+        format: loaded.config.logFormat,
+        env: io.env,
         secrets: secretValues(loaded.config),
         destination: io.logs,
       });

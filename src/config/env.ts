@@ -91,6 +91,13 @@ export const ENV_OVERRIDES: readonly EnvOverride[] = [
     locate: at('logLevel'),
   },
   {
+    name: 'PRINTER_AGENT_LOG_FORMAT',
+    path: 'logFormat',
+    description: 'Log format: auto, json or journal.',
+    isPath: false,
+    locate: at('logFormat'),
+  },
+  {
     name: 'PRINTER_AGENT_PRINTER_URL',
     path: 'printers[receipt].url',
     description: 'URL of the printer that serves the receipt role.',

@@ -199,6 +199,7 @@ export function resolveConfig(
     freshness: file.freshness,
     retention: file.retention,
     logLevel: file.logLevel,
+    logFormat: file.logFormat,
   };
   return { config, warnings };
 }

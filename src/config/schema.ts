@@ -16,7 +16,7 @@ import { z } from 'zod';
 import { isAgentError } from '../errors.js';
 import { CLOCK_MODES } from '../host/clock-sync.js';
 import { DEFAULT_STATE_DIR } from '../host/paths.js';
-import { LOG_LEVELS } from '../logging.js';
+import { LOG_FORMATS, LOG_LEVELS } from '../logging.js';
 import { parsePrinterUrl } from '../printer/printer-url.js';
 import { STORE_KEY_MAX } from '../protocol/envelope.js';
 import { ANTI_REPLAY_DEFAULT_DAYS, DEDUPE_LEDGER_DAYS } from '../protocol/limits.js';
@@ -515,6 +515,14 @@ const baseSchema = z.strictObject({
     .enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` })
     .default('info')
     .describe('Least level written to the log (pino levels).'),
+  logFormat: z
+    .enum(LOG_FORMATS, { error: `must be one of ${LOG_FORMATS.join(', ')}` })
+    .default('auto')
+    .describe(
+      'How log lines are written to stdout. `journal`: one readable line per event with a syslog ' +
+        'priority prefix (`<4>`), so `journalctl -p warning` works; `json`: pino JSON lines, for a ' +
+        'log shipper; `auto`: `journal` when stdout is the systemd journal (JOURNAL_STREAM), else `json`.',
+    ),
 });
 
 export const agentConfigSchema = baseSchema

@@ -206,6 +206,7 @@ describe('loadConfig: environment overrides', () => {
     const names = ENV_OVERRIDES.map((o) => o.name);
     assert.equal(new Set(names).size, names.length);
     assert.deepEqual(names.sort(), [
+      'PRINTER_AGENT_LOG_FORMAT',
       'PRINTER_AGENT_LOG_LEVEL',
       'PRINTER_AGENT_MQTT_PASSWORD_FILE',
       'PRINTER_AGENT_MQTT_URL',

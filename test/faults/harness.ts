@@ -304,15 +304,16 @@ export class FaultStore {
    * Starts `printer-agent run`. `env` adds variables (e.g. PRINTER_AGENT_FAULT); every other
    * PRINTER_AGENT_* variable of the test process is removed, so only the config file counts.
    */
-  startAgent(env: Record<string, string> = {}): AgentProcess {
+  startAgent(env: Record<string, string> = {}, options: { stdoutFd?: number } = {}): AgentProcess {
     const childEnv: NodeJS.ProcessEnv = {};
     for (const [k, v] of Object.entries(process.env))
-      if (!k.startsWith('PRINTER_AGENT_')) childEnv[k] = v;
+      if (!k.startsWith('PRINTER_AGENT_') && k !== 'JOURNAL_STREAM') childEnv[k] = v;
     Object.assign(childEnv, env);
+    // `stdoutFd`: the agent's stdout goes there (a file the test reads) instead of `output`.
     const child = spawn(
       process.execPath,
       ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), 'run', '--config', this.configPath],
-      { cwd: ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] },
+      { cwd: ROOT, env: childEnv, stdio: ['ignore', options.stdoutFd ?? 'pipe', 'pipe'] },
     );
     child.stdout?.on('data', (d: Buffer) => (this.output += d));
     child.stderr?.on('data', (d: Buffer) => (this.output += d));
@@ -330,9 +331,13 @@ export class FaultStore {
   }
 
   /** Starts the agent and waits for a fresh online status (it is connected and subscribed). */
-  async startOnline(env: Record<string, string> = {}, ms = 20_000): Promise<AgentProcess> {
+  async startOnline(
+    env: Record<string, string> = {},
+    ms = 20_000,
+    options: { stdoutFd?: number } = {},
+  ): Promise<AgentProcess> {
     const from = this.statuses.length;
-    const agent = this.startAgent(env);
+    const agent = this.startAgent(env, options);
     try {
       await waitFor(
         `${this.name}: online status`,

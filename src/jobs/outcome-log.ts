@@ -1,0 +1,66 @@
+/**
+ * One log line per transition the spooler records (issue 17), so "did order X print?" is answered
+ * from the journal: `jobs: printed orderNo=O-1 jobId=P-1 printer=receipt attempt=1 ms=412`. Printed
+ * at info; waiting (a printer fault or an unreachable printer, tried again later) at warning;
+ * unconfirmed (sent, the printer never confirmed it) and failed at error; printing at debug.
+ */
+import type { Logger } from '../logging.js';
+import type { Job } from './job.js';
+
+/** The markings printed on the job's paper, in words (`REPRINT`, `POSSIBLE DUPLICATE`, `LATE`). */
+function markingWords(job: Job): string[] {
+  const words: string[] = [];
+  if (job.markings.reprint) words.push('REPRINT');
+  if (job.markings.possibleDuplicate) words.push('POSSIBLE DUPLICATE');
+  if (job.markings.late) words.push('LATE');
+  return words;
+}
+
+export function logTransition(log: Logger, job: Job, now: number = Date.now()): void {
+  const facts: Record<string, unknown> = {
+    orderNo: job.orderNo ?? undefined,
+    jobId: job.jobId,
+    printer: job.printer,
+    attempt: job.attempts,
+    ...(job.kind !== 'receipt' ? { kind: job.kind } : {}),
+  };
+  // This attempt's time, from the job's turn on the printer to its outcome.
+  const took = (end: number | null) =>
+    job.printingAt !== null && end !== null ? { ms: Math.max(0, end - job.printingAt) } : {};
+  const reason = job.lastError ? { code: job.lastError.code, reason: job.lastError.message } : {};
+  const marked = markingWords(job);
+  switch (job.state) {
+    case 'printed':
+      log.info(
+        { ...facts, ...took(job.printedAt), ...(marked.length > 0 ? { marked } : {}) },
+        'printed',
+      );
+      return;
+    case 'unconfirmed':
+      log.error(
+        { ...facts, ...took(job.finishedAt), ...reason },
+        'sent but not confirmed by the printer: check the paper; it is not sent again by itself',
+      );
+      return;
+    case 'failed':
+      log.error({ ...facts, ...took(job.finishedAt), ...reason }, 'failed, not printed');
+      return;
+    case 'waiting': {
+      const retry =
+        job.nextAttemptAt !== null
+          ? { retryInSec: Math.max(0, Math.round((job.nextAttemptAt - now) / 1000)) }
+          : {};
+      log.warn(
+        { ...facts, ...reason, ...retry, ...(job.held ? { held: true } : {}) },
+        job.held ? 'held for a person (printer-agent jobs retry)' : 'waiting for the printer',
+      );
+      return;
+    }
+    case 'printing':
+      log.debug(facts, 'printing');
+      return;
+    case 'queued':
+      log.info({ ...facts, ...reason }, 'queued again');
+      return;
+  }
+}
