@@ -129,6 +129,8 @@ export async function benchFootprint(quick: boolean): Promise<Comparison[]> {
         catchUp: { enabled: false },
         freshness: { clock: 'synchronized' },
         logLevel: 'warn',
+        // Issue 16's figures are for the agent without its local API and metrics.
+        console: { enabled: false },
       }),
     );
 

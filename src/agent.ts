@@ -10,6 +10,8 @@ import type { Clock } from './catchup/clock.js';
 import { CatchUpPoller } from './catchup/poller.js';
 import { QueryClient } from './catchup/query-client.js';
 import { loadCaFile } from './catchup/transport.js';
+import type { AgentMetrics } from './console/metrics.js';
+import type { ConsoleSettings, RunningConsole } from './console/server.js';
 import { errorMessage } from './errors.js';
 import { type ClockSource, ClockSync } from './host/clock-sync.js';
 import { Health } from './jobs/health.js';
@@ -65,6 +67,8 @@ export interface AgentSettings {
   catchUp?: CatchUpSettings | null;
   /** The anti-replay age of MQTT instructions (print-protocol v1.1 §4); default 7 days, detect. */
   freshness?: FreshnessSettings;
+  /** The local API and metrics (issue 17); absent or null: off, and its code never loaded. */
+  console?: ConsoleSettings | null;
 }
 
 export interface FreshnessSettings {
@@ -127,6 +131,7 @@ export class Agent {
     readonly catchUp: CatchUpPoller | null,
     /** The status message and the faults it shows (print-protocol §7). */
     readonly health: Health,
+    private readonly localApi: RunningConsole | null,
   ) {}
 
   /**
@@ -182,6 +187,21 @@ export class Agent {
     mqtt.reporter.start();
     retention.start();
     catchUp?.start();
+    // The local API is for people: when it cannot listen (the port taken), printing goes on.
+    const localApi = settings.console
+      ? await openConsole(
+          settings,
+          settings.console,
+          { store, printers, spooler, mqtt, catchUp, health },
+          log,
+        ).catch((error: unknown) => {
+          log.error(
+            { room: 'console', err: errorMessage(error) },
+            'local API not available (printer-agent status and the status page will not answer)',
+          );
+          return null;
+        })
+      : null;
     mqtt.connection.connect();
     log.info(
       {
@@ -192,11 +212,12 @@ export class Agent {
       },
       'agent started',
     );
-    return new Agent(log, store, printers, spooler, mqtt, retention, catchUp, health);
+    return new Agent(log, store, printers, spooler, mqtt, retention, catchUp, health, localApi);
   }
 
   async stop(): Promise<void> {
     this.log.info('stopping');
+    await this.localApi?.close();
     await this.catchUp?.stop();
     this.mqtt.reporter.stop();
     await this.retention.stop();
@@ -210,6 +231,56 @@ export class Agent {
     this.store.close();
     this.log.info('stopped');
   }
+}
+
+/**
+ * The local API (and metrics), imported only when configured: an agent without them loads none of
+ * their code (issue 17: no memory when off). Listening before the broker connects, so
+ * `printer-agent status` answers while the agent waits for the broker.
+ */
+async function openConsole(
+  settings: AgentSettings,
+  consoleSettings: ConsoleSettings,
+  rooms: {
+    store: JobStore;
+    printers: PrinterRoom[];
+    spooler: Spooler;
+    mqtt: MqttRoom;
+    catchUp: CatchUpPoller | null;
+    health: Health;
+  },
+  log: Logger,
+): Promise<RunningConsole> {
+  const { store, printers, spooler, mqtt, catchUp, health } = rooms;
+  const roles = [...new Set(settings.printers.flatMap((p) => p.roles))];
+  let metrics: AgentMetrics | null = null;
+  if (consoleSettings.metrics) {
+    const { AgentMetrics } = await import('./console/metrics.js');
+    const m = new AgentMetrics({
+      storeId: settings.storeId,
+      version: VERSION,
+      jobsByState: () => store.countByState(),
+      queueDepth: () =>
+        store.queueStats(roles).map((q) => ({ printer: q.printer, pending: q.pending })),
+      printerStates: () =>
+        printers.map((p) => ({ printer: p.id, state: p.monitor.condition?.state ?? 'unknown' })),
+      brokerConnected: () => mqtt.connection.connected,
+    });
+    spooler.on('transition', (job) => m.transition(job));
+    catchUp?.on('round', (summary) => m.round(summary));
+    metrics = m;
+  }
+  const { startConsole } = await import('./console/server.js');
+  return startConsole(
+    consoleSettings,
+    {
+      status: () => ({ ...health.status(), broker: { connected: mqtt.connection.connected } }),
+      store,
+      roles,
+      metrics,
+    },
+    log.child({ room: 'console' }),
+  );
 }
 
 /** Each configured printer with the monitor that polls its status. */

@@ -117,6 +117,11 @@ export const ERROR_CODES = {
   },
   // Command line and input files.
   INPUT_INVALID: { retryable: false, summary: 'a command-line argument or input file is invalid' },
+  AGENT_UNREACHABLE: {
+    retryable: true,
+    summary:
+      "the running agent's local API does not answer (the agent is stopped, or console.enabled is false)",
+  },
 } as const satisfies Record<string, { retryable: boolean; summary: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

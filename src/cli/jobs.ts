@@ -7,12 +7,25 @@
  * poll interval.
  */
 import { type Command, InvalidArgumentError } from 'commander';
+import { loadConfig } from '../config/load.js';
 import { AgentError } from '../errors.js';
-import { type Job, markingWords, STORED_JOB_STATES, type StoredJobState } from '../jobs/job.js';
+import {
+  type Job,
+  jobSummary,
+  markingWords,
+  STORED_JOB_STATES,
+  type StoredJobState,
+} from '../jobs/job.js';
 import { DEFAULT_STATE_DIR, JobStore } from '../jobs/store.js';
 import { type CliContext, type CliIo, pathIn } from './io.js';
 
-const STATE_DIR_HELP = 'the agent state directory that holds jobs.db';
+const STATE_DIR_HELP = `the agent state directory that holds jobs.db (default ${DEFAULT_STATE_DIR})`;
+const CONFIG_HELP = "the agent's config file: its stateDir (as run and doctor)";
+
+interface Where {
+  stateDir?: string;
+  config?: string;
+}
 
 function parseState(value: string): StoredJobState {
   if (!(STORED_JOB_STATES as readonly string[]).includes(value)) {
@@ -71,35 +84,6 @@ export function parseDate(value: string): number {
   );
 }
 
-function iso(ms: number | null): string | null {
-  return ms === null ? null : new Date(ms).toISOString();
-}
-
-/** A job for people and scripts: times as ISO 8601, markings as the printed words. */
-function summary(job: Job) {
-  return {
-    id: job.id,
-    jobId: job.jobId,
-    orderNo: job.orderNo,
-    commandId: job.commandId,
-    kind: job.kind,
-    source: job.source,
-    printer: job.printer,
-    state: job.state,
-    held: job.held,
-    attempts: job.attempts,
-    markings: markingWords(job.markings),
-    reason: job.lastError,
-    warnings: job.warnings,
-    notices: job.notices,
-    createdAt: iso(job.createdAt),
-    printingAt: iso(job.printingAt),
-    printedAt: iso(job.printedAt),
-    finishedAt: iso(job.finishedAt),
-    nextAttemptAt: iso(job.nextAttemptAt),
-  };
-}
-
 function table(jobs: readonly Job[]): string {
   const header = ['ID', 'STATE', 'PRINTER', 'KIND', 'ORDER', 'JOB', 'TRIES', 'CREATED', 'NOTE'];
   const rows = jobs.map((j) => [
@@ -127,8 +111,14 @@ function table(jobs: readonly Job[]): string {
     .join('\n');
 }
 
-function withStore<T>(io: CliIo, stateDir: string, fn: (store: JobStore) => T): T {
-  const store = JobStore.open({ stateDir: pathIn(io, stateDir), create: false });
+function withStore<T>(io: CliIo, where: Where, fn: (store: JobStore) => T): T {
+  if (where.stateDir !== undefined && where.config !== undefined)
+    throw new AgentError('INPUT_INVALID', 'give --state-dir or --config, not both');
+  const stateDir =
+    where.config !== undefined
+      ? loadConfig({ configPath: where.config, env: io.env, cwd: io.cwd }).config.stateDir
+      : pathIn(io, where.stateDir ?? DEFAULT_STATE_DIR);
+  const store = JobStore.open({ stateDir, create: false });
   try {
     return fn(store);
   } finally {
@@ -158,19 +148,21 @@ export function registerJobs(program: Command, { io }: CliContext): void {
     .option('--printer <id>', 'only jobs for this printer role', parsePrinter)
     .option('--limit <n>', 'at most this many jobs', parseLimit, 100)
     .option('--json', 'print the jobs as a JSON array', false)
-    .option('--state-dir <dir>', STATE_DIR_HELP, DEFAULT_STATE_DIR)
+    .option('--state-dir <dir>', STATE_DIR_HELP)
+    .option('--config <file>', CONFIG_HELP)
     .action(
       (opts: {
         state?: StoredJobState;
         printer?: string;
         limit: number;
         json: boolean;
-        stateDir: string;
+        stateDir?: string;
+        config?: string;
       }) => {
-        const list = withStore(io, opts.stateDir, (store) =>
+        const list = withStore(io, opts, (store) =>
           store.list({ state: opts.state, printer: opts.printer, limit: opts.limit }),
         );
-        if (opts.json) io.stdout.write(`${JSON.stringify(list.map(summary), null, 2)}\n`);
+        if (opts.json) io.stdout.write(`${JSON.stringify(list.map(jobSummary), null, 2)}\n`);
         else if (list.length === 0) io.stdout.write('no jobs\n');
         else io.stdout.write(`${table(list)}\n`);
       },
@@ -180,16 +172,17 @@ export function registerJobs(program: Command, { io }: CliContext): void {
     .command('show')
     .description('show one job, with the instruction, record or command it holds (as JSON)')
     .argument('<id>', 'the job id from `jobs list`, or the jobId', parseId('ID'))
-    .option('--state-dir <dir>', STATE_DIR_HELP, DEFAULT_STATE_DIR)
-    .action((ref: string, opts: { stateDir: string }) => {
-      const job = withStore(io, opts.stateDir, (store) => findJob(store, ref));
+    .option('--state-dir <dir>', STATE_DIR_HELP)
+    .option('--config <file>', CONFIG_HELP)
+    .action((ref: string, opts: Where) => {
+      const job = withStore(io, opts, (store) => findJob(store, ref));
       // A payload too deep to walk (stored by an agent before the nesting limit) is not read: the
       // job still shows, with the reason instead of the payload.
       const payload =
         job.payloadProblem === null
           ? { payload: job.payload }
           : { payload: null, payloadProblem: job.payloadProblem };
-      io.stdout.write(`${JSON.stringify({ ...summary(job), ...payload }, null, 2)}\n`);
+      io.stdout.write(`${JSON.stringify({ ...jobSummary(job), ...payload }, null, 2)}\n`);
     });
 
   jobs
@@ -198,9 +191,10 @@ export function registerJobs(program: Command, { io }: CliContext): void {
       'queue a failed, unconfirmed, waiting or held job again, to print now (unconfirmed and held ones print marked POSSIBLE DUPLICATE)',
     )
     .argument('<id>', 'the job id from `jobs list`, or the jobId', parseId('ID'))
-    .option('--state-dir <dir>', STATE_DIR_HELP, DEFAULT_STATE_DIR)
-    .action((ref: string, opts: { stateDir: string }) => {
-      const job = withStore(io, opts.stateDir, (store) => store.retry(findJob(store, ref).id));
+    .option('--state-dir <dir>', STATE_DIR_HELP)
+    .option('--config <file>', CONFIG_HELP)
+    .action((ref: string, opts: Where) => {
+      const job = withStore(io, opts, (store) => store.retry(findJob(store, ref).id));
       const words = markingWords(job.markings);
       io.stdout.write(
         `job ${job.id} (${job.jobId}) queued again on ${job.printer}${words.length ? `, marked ${words.join(', ')}` : ''}\n`,
@@ -218,9 +212,10 @@ export function registerJobs(program: Command, { io }: CliContext): void {
       "reprint this role's receipt of the order, on it (default: the receipt role's, else the oldest)",
       parsePrinter,
     )
-    .option('--state-dir <dir>', STATE_DIR_HELP, DEFAULT_STATE_DIR)
-    .action((orderNo: string, opts: { printer?: string; stateDir: string }) => {
-      const result = withStore(io, opts.stateDir, (store) =>
+    .option('--state-dir <dir>', STATE_DIR_HELP)
+    .option('--config <file>', CONFIG_HELP)
+    .action((orderNo: string, opts: Where & { printer?: string }) => {
+      const result = withStore(io, opts, (store) =>
         store.enqueueReprint(orderNo, { printer: opts.printer }),
       );
       // A fresh jobId per local reprint: a duplicate here would be a bug, not a user error.
@@ -246,9 +241,10 @@ export function registerJobs(program: Command, { io }: CliContext): void {
       'YYYY-MM-DD (local midnight) or an ISO 8601 time with a zone',
       parseDate,
     )
-    .option('--state-dir <dir>', STATE_DIR_HELP, DEFAULT_STATE_DIR)
-    .action((opts: { printedBefore: number; stateDir: string }) => {
-      const n = withStore(io, opts.stateDir, (store) => store.purgePrinted(opts.printedBefore));
+    .option('--state-dir <dir>', STATE_DIR_HELP)
+    .option('--config <file>', CONFIG_HELP)
+    .action((opts: Where & { printedBefore: number }) => {
+      const n = withStore(io, opts, (store) => store.purgePrinted(opts.printedBefore));
       io.stdout.write(
         `purged ${n} printed job${n === 1 ? '' : 's'} printed before ${new Date(opts.printedBefore).toISOString()}\n`,
       );

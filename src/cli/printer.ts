@@ -1,28 +1,84 @@
 /**
- * `printer-agent status` and `printer-agent print`: field tools that talk to a printer directly,
- * bypassing the queue. Exit codes beyond the usual: 3 the printer is not ready, 4 the job was
+ * `printer-agent status`, `test-print` and `print`: `status` asks the running agent (or, with
+ * `--printer`, a printer directly), `test-print` has the agent print its test page, `print` talks
+ * to a printer directly, bypassing the queue. Exit codes beyond the usual: 3 the printer is not ready, 4 the job was
  * sent but not confirmed.
  */
 import type { Command } from 'commander';
 import { AgentError } from '../errors.js';
 import { openPrinter } from '../printer/open-printer.js';
 import { getProfile } from '../receipt/profile.js';
+import { apiFailure, askAgent } from './agent-client.js';
 import type { CliContext } from './io.js';
 import { parseIntOption } from './options.js';
 import { renderFile } from './render.js';
 
 export const EXIT_NOT_READY = 3;
+/** States a printer prints in (low paper still prints). */
+const CAN_PRINT = new Set(['ready', 'paper-near-end']);
+
+interface AgentStatusAnswer {
+  storeId: string;
+  agent?: { version: string; startedAt: string };
+  broker: { connected: boolean };
+  printers: Array<{
+    id: string;
+    state: string;
+    paper: string;
+    queue: { pending: number; oldestPendingSec: number };
+    lastPrintedAt: string | null;
+  }>;
+  unrouted?: Array<{ role: string; pending: number }>;
+  fault?: { code: string; message: string } | null;
+  jobs: Record<string, number>;
+  recent: Array<{
+    id: number;
+    state: string;
+    printer: string;
+    orderNo: string | null;
+    jobId: string;
+    reason: { code: string; message: string } | null;
+  }>;
+}
+
+/** The agent's status for a person: one line per printer, the queue, then the last jobs. */
+function describeStatus(s: AgentStatusAnswer): string {
+  const lines = [
+    `agent ${s.agent?.version ?? '?'} (store ${s.storeId}, up since ${s.agent?.startedAt ?? '?'}): broker ${s.broker.connected ? 'connected' : 'NOT connected'}`,
+  ];
+  if (s.fault) lines.push(`FAULT ${s.fault.code}: ${s.fault.message}`);
+  for (const p of s.printers)
+    lines.push(
+      `printer ${p.id}: ${p.state} (paper ${p.paper}), ${p.queue.pending} pending` +
+        (p.queue.pending > 0 ? `, oldest ${p.queue.oldestPendingSec} s` : '') +
+        `, last printed ${p.lastPrintedAt ?? 'never'}`,
+    );
+  for (const u of s.unrouted ?? [])
+    lines.push(`role ${u.role}: ${u.pending} pending, no configured printer serves it`);
+  const counts = Object.entries(s.jobs)
+    .filter(([, n]) => n > 0)
+    .map(([state, n]) => `${n} ${state}`);
+  lines.push(`jobs: ${counts.length > 0 ? counts.join(', ') : 'none'}`);
+  for (const j of s.recent.slice(0, 10))
+    lines.push(
+      `  ${String(j.id).padStart(5)}  ${j.state.padEnd(11)} ${j.printer.padEnd(10)} ${(j.orderNo ?? '-').padEnd(20)} ${j.reason ? `${j.reason.code}: ${j.reason.message}` : ''}`.trimEnd(),
+    );
+  return `${lines.join('\n')}\n`;
+}
 export const EXIT_UNCONFIRMED = 4;
 
 export function registerPrinter(program: Command, context: CliContext): void {
   const { io } = context;
   program
     .command('status')
-    .description('ask a printer for its state (exit 0 when it can print, 3 when it cannot)')
-    .requiredOption(
-      '--printer <url>',
-      'tcp://HOST:9100, serial:/dev/ttyUSB0?baudRate=115200, file:/dev/usb/lp0 or usb:VID:PID',
+    .description(
+      'the running agent, its printers and queue (exit 3 when a printer cannot print); with --printer, ask that printer directly',
     )
+    .option(
+      '--printer <url>',
+      'ask this printer directly instead of the agent: tcp://HOST:9100, serial:/dev/ttyUSB0?baudRate=115200, file:/dev/usb/lp0 or usb:VID:PID (while the agent runs it holds the printer: ask the agent)',
+    )
+    .option('--config <file>', 'config file of the agent to ask (as run and doctor)')
     .option(
       '--profile <id>',
       'printer profile (decides whether the model answers status)',
@@ -35,24 +91,56 @@ export function registerPrinter(program: Command, context: CliContext): void {
       1000,
     )
     .option('--json', 'print the state as JSON', false)
-    .action(async (opts: { printer: string; profile: string; timeout: number; json: boolean }) => {
-      const profile = getProfile(opts.profile);
-      const printer = openPrinter(opts.printer, profile, { statusTimeoutMs: opts.timeout });
-      try {
-        const condition = await printer.status();
-        if (opts.json)
+    .action(
+      async (opts: {
+        printer?: string;
+        config?: string;
+        profile: string;
+        timeout: number;
+        json: boolean;
+      }) => {
+        if (opts.printer === undefined) {
+          const answer = await askAgent(io, opts.config, 'GET', '/api/status');
+          if (answer.status !== 200) throw apiFailure(answer);
+          const status = answer.body as AgentStatusAnswer;
           io.stdout.write(
-            `${JSON.stringify({ printer: printer.transport.description, ...condition })}\n`,
+            opts.json ? `${JSON.stringify(status, null, 2)}\n` : describeStatus(status),
           );
-        else {
-          const causes = condition.causes.length > 0 ? ` (${condition.causes.join(', ')})` : '';
-          io.stdout.write(`${printer.transport.description}: ${condition.state}${causes}\n`);
+          if (status.printers.some((p) => !CAN_PRINT.has(p.state)))
+            context.exitCode = EXIT_NOT_READY;
+          return;
         }
-        if (condition.state !== 'ready' && condition.state !== 'paper-near-end')
-          context.exitCode = EXIT_NOT_READY;
-      } finally {
-        await printer.close();
-      }
+        const profile = getProfile(opts.profile);
+        const printer = openPrinter(opts.printer, profile, { statusTimeoutMs: opts.timeout });
+        try {
+          const condition = await printer.status();
+          if (opts.json)
+            io.stdout.write(
+              `${JSON.stringify({ printer: printer.transport.description, ...condition })}\n`,
+            );
+          else {
+            const causes = condition.causes.length > 0 ? ` (${condition.causes.join(', ')})` : '';
+            io.stdout.write(`${printer.transport.description}: ${condition.state}${causes}\n`);
+          }
+          if (!CAN_PRINT.has(condition.state)) context.exitCode = EXIT_NOT_READY;
+        } finally {
+          await printer.close();
+        }
+      },
+    );
+
+  program
+    .command('test-print')
+    .description('have the running agent print its test page (queued like any job)')
+    .option('--role <role>', 'the printer role to print on (default: receipt)')
+    .option('--config <file>', 'config file of the agent to ask (as run and doctor)')
+    .action(async (opts: { role?: string; config?: string }) => {
+      const answer = await askAgent(io, opts.config, 'POST', '/api/test-print', {
+        ...(opts.role !== undefined ? { role: opts.role } : {}),
+      });
+      if (answer.status !== 202) throw apiFailure(answer);
+      const job = (answer.body as { job: { id: number; jobId: string; printer: string } }).job;
+      io.stdout.write(`test page queued on ${job.printer}: job ${job.id} (${job.jobId})\n`);
     });
 
   program

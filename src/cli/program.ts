@@ -29,7 +29,7 @@ const GROUPS: ReadonlyArray<{ commands: readonly string[]; load: () => Promise<R
   { commands: ['render'], load: async () => (await import('./render.js')).registerRender },
   { commands: ['emulator'], load: async () => (await import('./emulator.js')).registerEmulator },
   {
-    commands: ['status', 'print'],
+    commands: ['status', 'test-print', 'print'],
     load: async () => (await import('./printer.js')).registerPrinter,
   },
   { commands: ['run'], load: async () => (await import('./run.js')).registerRun },

@@ -48,6 +48,17 @@ export function settingsFrom(config: AgentConfig): AgentSettings {
     statusIntervalMs: 30_000,
     retentionDays: config.retention.printedDays,
     catchUp: catchUpSettings(config),
+    console: config.console.enabled
+      ? {
+          host: config.console.host,
+          port: config.console.port,
+          hostnames: config.console.hostnames,
+          certFile: config.console.certFile,
+          keyFile: config.console.keyFile,
+          token: config.console.token,
+          metrics: config.console.metrics,
+        }
+      : null,
     freshness: {
       maxAgeMs: config.freshness.maxAgeDays * 24 * 60 * 60_000,
       clock: config.freshness.clock,

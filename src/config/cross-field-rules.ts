@@ -5,6 +5,7 @@
  * defensively, as plain JSON that may be only partly valid.
  */
 import { catchUpTransportIssues, catchUpTransportWarnings } from '../catchup/transport.js';
+import { isLoopbackHost } from '../host/loopback.js';
 import { DEFAULT_PRINTER_ROLE } from '../protocol/print-protocol.js';
 
 export type Issue = { path: PropertyKey[]; message: string };
@@ -51,6 +52,7 @@ export function crossFieldIssues(value: unknown): Issue[] {
           message: 'applies only to mqtts:// URLs; change mqtt.url to mqtts://',
         });
   }
+  issues.push(...consoleIssues(section(value, 'console')));
   const { reconnectMinMs, reconnectMaxMs } = mqtt;
   if (
     typeof reconnectMinMs === 'number' &&
@@ -160,5 +162,21 @@ function printerIssues(printers: unknown): Issue[] {
       message: `must include a printer for the ${DEFAULT_PRINTER_ROLE} role (id ${DEFAULT_PRINTER_ROLE} or ${DEFAULT_PRINTER_ROLE} in its roles)`,
     });
   }
+  return issues;
+}
+
+/** The console off loopback: HTTPS and a token, never a token over plain HTTP (issue 17). */
+function consoleIssues(c: Record<string, unknown>): Issue[] {
+  const issues: Issue[] = [];
+  const has = (key: string) => c[key] !== undefined;
+  if (has('certFile') !== has('keyFile'))
+    issues.push({
+      path: ['console', has('certFile') ? 'keyFile' : 'certFile'],
+      message: 'is required with the other half of the HTTPS certificate (certFile and keyFile)',
+    });
+  if (c.enabled === false || typeof c.host !== 'string' || isLoopbackHost(c.host)) return issues;
+  const why = `is required when console.host is not a loopback address (${c.host} is reached over the LAN)`;
+  for (const key of ['certFile', 'keyFile', 'tokenFile'])
+    if (!has(key)) issues.push({ path: ['console', key], message: why });
   return issues;
 }

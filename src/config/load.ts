@@ -26,7 +26,14 @@ import { checkReadableFile, exposedSecretWarning, readSecretFile } from './secre
 type MqttFile = ConfigFile['mqtt'];
 
 /** The effective configuration the agent runs with: defaulted, secrets read, ids derived. */
-export type AgentConfig = Omit<ConfigFile, '$schema' | 'storeKey' | 'storeId' | 'mqtt'> & {
+export type AgentConfig = Omit<
+  ConfigFile,
+  '$schema' | 'storeKey' | 'storeId' | 'mqtt' | 'console'
+> & {
+  console: ConfigFile['console'] & {
+    /** SECRET, from console.tokenFile. */
+    token: string | undefined;
+  };
   /** SECRET: never log it; `redactConfig` before printing. */
   storeKey: string;
   storeId: string;
@@ -137,7 +144,15 @@ export function resolveConfig(
     if (read.ok) password = read.value;
     else issues.push({ path: 'mqtt.passwordFile', message: read.message });
   }
+  let consoleToken: string | undefined;
+  if (file.console.tokenFile !== undefined) {
+    const read = readSecretFile(file.console.tokenFile, 1024);
+    if (read.ok) consoleToken = read.value;
+    else issues.push({ path: 'console.tokenFile', message: read.message });
+  }
   const mustRead: [string, string | undefined][] = [
+    ['console.certFile', file.console.certFile],
+    ['console.keyFile', file.console.keyFile],
     ['keys.servicePublicKeyFile', file.keys.servicePublicKeyFile],
     ['keys.storePrivateKeyFile', file.keys.storePrivateKeyFile],
     ['mqtt.tls.caFile', file.mqtt.tls.caFile],
@@ -200,6 +215,7 @@ export function resolveConfig(
     retention: file.retention,
     logLevel: file.logLevel,
     logFormat: file.logFormat,
+    console: { ...file.console, token: consoleToken },
   };
   return { config, warnings };
 }

@@ -40,13 +40,15 @@ export const CONFIRM_MODES = ['process-id', 'status', 'none'] as const;
 export const POSSIBLE_DUPLICATE_POLICIES = ['reprint-marked', 'hold'] as const;
 
 /** Fields whose values are secrets: never printed, logged or echoed in an error. */
-export const SECRET_FIELDS = ['storeKey', 'mqtt.password'] as const;
+export const SECRET_FIELDS = ['storeKey', 'mqtt.password', 'console.token'] as const;
 /** Files that hold secrets: the agent warns when group or others can read them. */
 export const SECRET_FILE_FIELDS = [
   'storeKeyFile',
   'mqtt.passwordFile',
   'mqtt.tls.keyFile',
   'keys.storePrivateKeyFile',
+  'console.keyFile',
+  'console.tokenFile',
 ] as const;
 /** Fields that are file system paths: relative ones resolve against the config file's folder. */
 export const PATH_FIELDS = [
@@ -59,6 +61,9 @@ export const PATH_FIELDS = [
   'keys.storePrivateKeyFile',
   'catchUp.caFile',
   'stateDir',
+  'console.certFile',
+  'console.keyFile',
+  'console.tokenFile',
 ] as const;
 
 // ---------------------------------------------------------------------------------------------
@@ -462,6 +467,59 @@ const freshnessSchema = z
   })
   .describe('How old an instruction may be before it is treated as a replay.');
 
+/** The local API, status page and metrics port (CUPS has 631). */
+export const DEFAULT_CONSOLE_PORT = 8631;
+
+const consoleSchema = z
+  .strictObject({
+    enabled: z
+      .boolean({ error: typeError('true or false') })
+      .default(true)
+      .describe(
+        'Serve the local API (printer-agent status, test-print) and the status page. Off: no ' +
+          'server and none of its code is loaded.',
+      ),
+    host: z
+      .string({ error: typeError('an IP address') })
+      .min(1, 'must be an IP address, not empty')
+      .default('127.0.0.1')
+      .describe(
+        'Address to listen on. Anything but a loopback address (the store LAN) needs certFile, ' +
+          'keyFile and tokenFile: HTTPS with a token, never a token over plain HTTP.',
+      ),
+    port: wholeNumber(1, 65535).default(DEFAULT_CONSOLE_PORT).describe('TCP port.'),
+    hostnames: z
+      .array(
+        z
+          .string({ error: typeError('a host name') })
+          .regex(/^[A-Za-z0-9.-]{1,253}$/, 'must be a host name'),
+        {
+          error: typeError('a list of host names'),
+        },
+      )
+      .max(16, 'must list at most 16 names')
+      .default([])
+      .describe(
+        'Names the page is opened by besides the address itself and localhost (e.g. ' +
+          'pi-store-12.local): other Host headers are refused (DNS rebinding).',
+      ),
+    certFile: filePath().optional().describe('PEM certificate for HTTPS.'),
+    keyFile: filePath()
+      .optional()
+      .describe('PEM private key of the certificate (secret file: keep it 0600).'),
+    tokenFile: filePath()
+      .optional()
+      .describe(
+        'File whose first line is the access token (secret file: keep it 0600). When set, every ' +
+          'request needs it (Authorization: Bearer); required off loopback.',
+      ),
+    metrics: z
+      .boolean({ error: typeError('true or false') })
+      .default(false)
+      .describe('Serve Prometheus metrics at /metrics (same address and token rules).'),
+  })
+  .describe('The local API, status page and metrics (issue 17).');
+
 const retentionSchema = z
   .strictObject({
     printedDays: wholeNumber(1, 365)
@@ -511,6 +569,7 @@ const baseSchema = z.strictObject({
   catchUp: catchUpSchema.prefault({}),
   freshness: freshnessSchema.prefault({}),
   retention: retentionSchema.prefault({}),
+  console: consoleSchema.prefault({}),
   logLevel: z
     .enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` })
     .default('info')

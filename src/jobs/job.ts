@@ -214,3 +214,32 @@ export function localTimestamp(ms: number): string {
   const p = (n: number) => String(n).padStart(2, '0');
   return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
 }
+
+function iso(ms: number | null): string | null {
+  return ms === null ? null : new Date(ms).toISOString();
+}
+
+/** A job for people and scripts: times as ISO 8601, markings as the printed words. */
+export function jobSummary(job: Job) {
+  return {
+    id: job.id,
+    jobId: job.jobId,
+    orderNo: job.orderNo,
+    commandId: job.commandId,
+    kind: job.kind,
+    source: job.source,
+    printer: job.printer,
+    state: job.state,
+    held: job.held,
+    attempts: job.attempts,
+    markings: markingWords(job.markings),
+    reason: job.lastError,
+    warnings: job.warnings,
+    notices: job.notices,
+    createdAt: iso(job.createdAt),
+    printingAt: iso(job.printingAt),
+    printedAt: iso(job.printedAt),
+    finishedAt: iso(job.finishedAt),
+    nextAttemptAt: iso(job.nextAttemptAt),
+  };
+}

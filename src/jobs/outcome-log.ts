@@ -5,16 +5,7 @@
  * unconfirmed (sent, the printer never confirmed it) and failed at error; printing at debug.
  */
 import type { Logger } from '../logging.js';
-import type { Job } from './job.js';
-
-/** The markings printed on the job's paper, in words (`REPRINT`, `POSSIBLE DUPLICATE`, `LATE`). */
-function markingWords(job: Job): string[] {
-  const words: string[] = [];
-  if (job.markings.reprint) words.push('REPRINT');
-  if (job.markings.possibleDuplicate) words.push('POSSIBLE DUPLICATE');
-  if (job.markings.late) words.push('LATE');
-  return words;
-}
+import { type Job, markingWords } from './job.js';
 
 export function logTransition(log: Logger, job: Job, now: number = Date.now()): void {
   const facts: Record<string, unknown> = {
@@ -28,7 +19,7 @@ export function logTransition(log: Logger, job: Job, now: number = Date.now()): 
   const took = (end: number | null) =>
     job.printingAt !== null && end !== null ? { ms: Math.max(0, end - job.printingAt) } : {};
   const reason = job.lastError ? { code: job.lastError.code, reason: job.lastError.message } : {};
-  const marked = markingWords(job);
+  const marked = markingWords(job.markings);
   switch (job.state) {
     case 'printed':
       log.info(

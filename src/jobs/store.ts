@@ -311,6 +311,22 @@ export class JobStore extends EventEmitter<StoreEvents> {
     });
   }
 
+  /** A test page on `printer` asked for locally (the status page, `printer-agent test-print`). */
+  enqueueTestPrint(printer: string = DEFAULT_PRINTER_ROLE): InsertResult {
+    return this.insert({
+      source: 'local',
+      kind: 'test',
+      jobId: `local-test:${randomUUID()}`,
+      orderNo: null,
+      commandId: null,
+      printer,
+      payloadType: 'command',
+      payload: JSON.stringify({ type: 'test-print', printer }),
+      markings: {},
+      sourceJob: null,
+    });
+  }
+
   private reprintJob(
     orderNo: string,
     spec: {

@@ -243,6 +243,8 @@ export class FaultStore {
       // Trusted, so that the suite does not depend on the machine's NTP state.
       freshness: { clock: 'synchronized' },
       logLevel: 'debug',
+      // Off unless a test turns it on with a port of its own: many agents run side by side.
+      console: { enabled: false },
     };
     o.configure?.(config);
     // The real schema: a config the agent would refuse fails here, with its own message.
