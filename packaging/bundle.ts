@@ -24,6 +24,7 @@ const NATIVE_PACKAGES = [
   'usb',
   'serialport',
   '@serialport/*',
+  '@resvg/resvg-js',
 ] as const;
 
 /** Bundles the command line into `outDir` (emptied first: no stale file survives a rebuild). */

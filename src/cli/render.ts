@@ -10,7 +10,7 @@ import { getProfile, type PrinterProfile } from '../receipt/profile.js';
 import { type ReceiptSource, type Rendered, renderReceipt } from '../receipt/render.js';
 import { type CliContext, type CliIo, readJsonObject } from './io.js';
 
-const FORMATS = ['text', 'escpos', 'hex'] as const;
+const FORMATS = ['text', 'escpos', 'hex', 'svg', 'png'] as const;
 type Format = (typeof FORMATS)[number];
 
 /** An instruction has `jobId` and `order`; an order record has `orderInnerNo` and `skuList`. */
@@ -76,13 +76,13 @@ export function registerRender(program: Command, { io }: CliContext): void {
   program
     .command('render')
     .description(
-      'render a print instruction or an order record as a receipt (text, ESC/POS bytes or hex)',
+      'render a print instruction or an order record as a receipt (text, ESC/POS bytes, hex, SVG or PNG)',
     )
     .argument('<file.json>', 'print instruction or order record, or - for standard input')
     .option('--profile <id>', 'printer profile from config/printers/', 'generic-80mm')
     .option(
       '--format <format>',
-      'text (the text twin), escpos (raw bytes) or hex',
+      'text (the text twin), escpos (raw bytes), hex, or a picture of the bytes as the emulator prints them: svg or png',
       (v: string) => {
         if (!(FORMATS as readonly string[]).includes(v))
           throw new InvalidArgumentError(`must be one of ${FORMATS.join(', ')}`);
@@ -94,11 +94,16 @@ export function registerRender(program: Command, { io }: CliContext): void {
       '--options <file>',
       'receipt options JSON: header, footer, money {currency, locale, display}, qr',
     )
-    .action((file: string, opts: { profile: string; format: Format; options?: string }) => {
+    .action(async (file: string, opts: { profile: string; format: Format; options?: string }) => {
       const profile = getProfile(opts.profile);
       const rendered = renderFile(io, file, profile, opts.options);
       if (opts.format === 'text') io.stdout.write(rendered.text);
       else if (opts.format === 'hex') io.stdout.write(hexDump(rendered.bytes));
-      else io.stdout.write(rendered.bytes);
+      else if (opts.format === 'svg' || opts.format === 'png') {
+        // The emulator's room draws what its decoder reads: loaded only for a picture.
+        const { bytesToSvg, svgToPng } = await import('../emulator/index.js');
+        const svg = bytesToSvg(rendered.bytes, { columns: profile.fonts.A.columns });
+        io.stdout.write(opts.format === 'svg' ? svg : await svgToPng(svg));
+      } else io.stdout.write(rendered.bytes);
     });
 }

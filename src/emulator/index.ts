@@ -121,3 +121,10 @@ export {
 } from './link/link.js';
 export { DOTS_PER_MM, PrintSpeedLimiter } from './link/print-speed.js';
 export { hasSocat, type PtyPair, SocatMissingError, startPtyPair } from './link/pty-pair.js';
+export { bytesToSvg, type PreviewOptions, ticketsSvg } from './preview/svg.js';
+
+/** The preview as PNG; resvg (a native module) is loaded on the first call only. */
+export async function svgToPng(svg: string, scale = 1): Promise<Buffer> {
+  const png = await import('./preview/png.js');
+  return png.svgToPng(svg, scale);
+}

@@ -24,13 +24,13 @@
  */
 import type { PaperCode, PaperEvent, PaperImage, PaperLine, TextRun, Ticket } from './paper.js';
 
-type Item =
+export type Item =
   | { kind: 'line'; line: PaperLine }
   | { kind: 'code'; code: PaperCode }
   | { kind: 'image'; image: PaperImage };
 
 /** Lines, codes and images of a ticket in print order. */
-function items(ticket: Ticket): Item[] {
+export function printOrder(ticket: Ticket): Item[] {
   const extras = [
     ...ticket.codes.map((code) => ({
       at: code.atLine,
@@ -87,7 +87,7 @@ export function renderLine(line: PaperLine): string {
 
 export function renderText(ticket: Ticket): string {
   return join(
-    items(ticket).map((it) => (it.kind === 'line' ? renderLine(it.line) : placeholder(it))),
+    printOrder(ticket).map((it) => (it.kind === 'line' ? renderLine(it.line) : placeholder(it))),
   );
 }
 
@@ -158,7 +158,9 @@ export function renderStyledLine(line: PaperLine): string {
 
 export function renderStyledText(ticket: Ticket): string {
   return join(
-    items(ticket).map((it) => (it.kind === 'line' ? renderStyledLine(it.line) : placeholder(it))),
+    printOrder(ticket).map((it) =>
+      it.kind === 'line' ? renderStyledLine(it.line) : placeholder(it),
+    ),
   );
 }
 
