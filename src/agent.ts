@@ -16,6 +16,7 @@ import { errorMessage } from './errors.js';
 import { type ClockSource, ClockSync } from './host/clock-sync.js';
 import { Health } from './jobs/health.js';
 import { logTransition } from './jobs/outcome-log.js';
+import { renderJob } from './jobs/render-job.js';
 import { DEFAULT_RETENTION, Retention } from './jobs/retention.js';
 import { Spooler } from './jobs/spooler.js';
 import { JobStore } from './jobs/store.js';
@@ -215,6 +216,11 @@ export class Agent {
     return new Agent(log, store, printers, spooler, mqtt, retention, catchUp, health, localApi);
   }
 
+  /** Where the status page and the local API answer; null when off or not listening. */
+  get consoleUrl(): string | null {
+    return this.localApi?.url ?? null;
+  }
+
   async stop(): Promise<void> {
     this.log.info('stopping');
     await this.localApi?.close();
@@ -274,13 +280,46 @@ async function openConsole(
   return startConsole(
     consoleSettings,
     {
-      status: () => ({ ...health.status(), broker: { connected: mqtt.connection.connected } }),
+      status: () => {
+        const status = health.status();
+        return {
+          ...status,
+          broker: { connected: mqtt.connection.connected },
+          // When each printer was last checked (the page shows it beside the state).
+          printers: status.online
+            ? status.printers.map((p, i) => ({
+                ...p,
+                checkedAt: isoOrNull(printers[i]?.monitor.checkedAt ?? null),
+              }))
+            : [],
+        };
+      },
+      renderJob: (job, view) => {
+        const printer =
+          settings.printers.find((p) => p.roles.includes(job.printer)) ?? settings.printers[0]!;
+        const profile = getProfile(printer.profile);
+        const rendered = renderJob(view(job), {
+          profile,
+          options: settings.receipt,
+          late: job.markings.late === true,
+          original: (j) => {
+            const original = j.sourceJob === null ? null : store.get(j.sourceJob);
+            return original ? view(original) : null;
+          },
+          renderTestPage: (p) => renderTestPage(p, settings.receipt, VERSION),
+        });
+        return { bytes: rendered.bytes, columns: profile.fonts.A.columns };
+      },
       store,
       roles,
       metrics,
     },
     log.child({ room: 'console' }),
   );
+}
+
+function isoOrNull(ms: number | null): string | null {
+  return ms === null ? null : new Date(ms).toISOString();
 }
 
 /** Each configured printer with the monitor that polls its status. */

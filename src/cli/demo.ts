@@ -418,6 +418,11 @@ async function runDemo(opts: DemoOptions, io: CliIo): Promise<void> {
       withDeadline(agentOnline, AGENT_ONLINE_DEADLINE_MS, 'the agent did not come online'),
     );
     say(`agent     store ${storeId}  subscribed to ${t.print}`);
+    say(
+      agent.consoleUrl
+        ? `page      ${agent.consoleUrl}/  status page: printers, queue, receipt previews (printer-agent status asks it too)`
+        : 'page      not available (the port is taken; see the log)',
+    );
     say();
 
     // The sample orders, one at a time: create, wait for the cut, show the paper.

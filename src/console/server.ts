@@ -26,6 +26,7 @@ import type { JobStore } from '../jobs/store.js';
 import type { Logger } from '../logging.js';
 import { describeIssues, parseWith } from '../protocol/validation.js';
 import type { AgentMetrics } from './metrics.js';
+import { PAGE_HTML } from './page.js';
 
 export interface ConsoleSettings {
   host: string;
@@ -39,8 +40,16 @@ export interface ConsoleSettings {
 }
 
 export interface ConsoleDeps {
-  /** The status as the agent publishes it (print-protocol §7), with the broker connection. */
+  /**
+   * The status as the agent publishes it (print-protocol §7), with the broker connection and when
+   * each printer was last checked.
+   */
   status(): Record<string, unknown>;
+  /**
+   * The bytes a job sends (or sent) to its printer, and the paper's font A columns; `view` is
+   * applied to the job and to the original of a reprint before rendering (masking).
+   */
+  renderJob(job: Job, view: (job: Job) => Job): { bytes: Uint8Array; columns: number };
   store: JobStore;
   /** The roles some printer serves: a test print or reprint for another role is refused. */
   roles: readonly string[];
@@ -74,6 +83,44 @@ const HTTP_STATUS: Record<string, number> = {
   MISDIRECTED: 421,
   JOB_STATE_CONFLICT: 409,
 };
+
+const TOKEN_COOKIE = 'printer_agent_token';
+
+function cookie(request: FastifyRequest, name: string): string {
+  for (const part of (request.headers.cookie ?? '').split(';')) {
+    const [key, ...value] = part.trim().split('=');
+    if (key === name) return decodeURIComponent(value.join('='));
+  }
+  return '';
+}
+
+/** Customers' personal data in a stored instruction or record, masked for the page's previews. */
+const PERSONAL_FIELDS = ['userName', 'userPhone', 'userAddress', 'discounterName', 'discountNo'];
+
+function mask(value: unknown): unknown {
+  if (typeof value !== 'string' || value === '') return value;
+  const first = [...value][0]!;
+  return `${first}${'*'.repeat(Math.min(8, Math.max(3, [...value].length - 1)))}`;
+}
+
+/** A copy of `job` whose payload shows no personal data (the order's own fields and a record's). */
+function maskedJob(job: Job): Job {
+  const payload = job.payload as Record<string, unknown> | null;
+  if (payload === null || typeof payload !== 'object') return job;
+  const maskIn = (o: unknown) => {
+    if (o === null || typeof o !== 'object') return o;
+    const out: Record<string, unknown> = { ...(o as Record<string, unknown>) };
+    for (const field of PERSONAL_FIELDS) if (field in out) out[field] = mask(out[field]);
+    return out;
+  };
+  return {
+    ...job,
+    payload: {
+      ...(maskIn(payload) as object),
+      ...('order' in payload ? { order: maskIn(payload.order) } : {}),
+    },
+  };
+}
 
 function sameSecret(a: string, b: string): boolean {
   const x = Buffer.from(a, 'utf8');
@@ -145,9 +192,11 @@ export async function startConsole(
         'MISDIRECTED',
         `Host ${JSON.stringify(host.slice(0, 100))} is not this agent's address`,
       );
-    if (settings.token !== undefined) {
+    // The page itself and the sign-in are open; everything else needs the token when one is set.
+    const open = request.url === '/' || request.url === '/api/login';
+    if (settings.token !== undefined && !open) {
       const auth = request.headers.authorization ?? '';
-      const given = auth.startsWith('Bearer ') ? auth.slice(7) : '';
+      const given = auth.startsWith('Bearer ') ? auth.slice(7) : cookie(request, TOKEN_COOKIE);
       if (!sameSecret(given, settings.token))
         throw new Refusal('UNAUTHORIZED', 'a valid token is required (Authorization: Bearer)');
     }
@@ -188,6 +237,13 @@ export async function startConsole(
     if (!parsed.ok) throw new AgentError('INPUT_INVALID', describeIssues(parsed.issues));
     return parsed.value;
   };
+  const findJob = (ref: string): Job => {
+    if (!JOB_REF.test(ref)) throw new AgentError('INPUT_INVALID', 'job: must be a job id');
+    const found = deps.store.find(ref);
+    if (!found)
+      throw new AgentError('JOB_NOT_FOUND', `no job with id or jobId ${JSON.stringify(ref)}`);
+    return found;
+  };
   const served = (role: string) => {
     if (!deps.roles.includes(role))
       throw new AgentError('INPUT_INVALID', `role: no configured printer serves role ${role}`);
@@ -199,6 +255,52 @@ export async function startConsole(
     return result.job;
   };
 
+  const pageHeaders = {
+    'content-security-policy':
+      "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+    'x-frame-options': 'DENY',
+    'referrer-policy': 'no-referrer',
+    'cache-control': 'no-store',
+  };
+  app.get('/', async (_request, reply) =>
+    reply.headers(pageHeaders).type('text/html; charset=utf-8').send(PAGE_HTML),
+  );
+  app.post('/api/login', async (request, reply) => {
+    const { token } = body(
+      z.strictObject({ token: z.string({ error: 'must be a string' }).max(1024) }),
+      request.body,
+    );
+    if (settings.token === undefined) return reply.code(204).send();
+    if (!sameSecret(token, settings.token)) {
+      log.warn({ from: request.ip }, 'sign-in to the status page with a wrong token');
+      throw new Refusal('UNAUTHORIZED', 'wrong token');
+    }
+    // HttpOnly: no script reads it; Secure: a token is only configured with HTTPS; Strict: never
+    // sent with another site's request.
+    void reply.header(
+      'set-cookie',
+      `${TOKEN_COOKIE}=${encodeURIComponent(token)}; Path=/; HttpOnly; Secure; SameSite=Strict`,
+    );
+    return reply.code(204).send();
+  });
+  app.get<{ Params: { ref: string }; Querystring: { reveal?: string } }>(
+    '/api/jobs/:ref/preview.svg',
+    async (request, reply) => {
+      const found = findJob(request.params.ref);
+      const reveal = request.query.reveal === '1';
+      if (reveal) log.info({ jobId: found.jobId }, 'personal data of a receipt shown on the page');
+      const { bytes, columns } = deps.renderJob(found, reveal ? (j) => j : maskedJob);
+      // The emulator's decoder and the symbol library: loaded on the first preview only.
+      const { bytesToSvg } = await import('../emulator/index.js');
+      return reply
+        .headers({
+          'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'",
+          'cache-control': 'no-store',
+        })
+        .type('image/svg+xml')
+        .send(bytesToSvg(bytes, { columns }));
+    },
+  );
   app.get('/api/status', async () => ({
     ...deps.status(),
     jobs: deps.store.countByState(),

@@ -26,6 +26,7 @@ export class PrinterMonitor extends EventEmitter<MonitorEvents> {
   private running = false;
   private failures = 0;
   private current: PrinterCondition | null = null;
+  private lastReport: number | null = null;
   private readonly onClose = () => {
     this.report({
       state: 'disconnected',
@@ -46,6 +47,11 @@ export class PrinterMonitor extends EventEmitter<MonitorEvents> {
 
   get condition(): PrinterCondition | null {
     return this.current;
+  }
+
+  /** When the condition was last learnt (a status reply, or the link closing); null before. */
+  get checkedAt(): number | null {
+    return this.lastReport;
   }
 
   start(): void {
@@ -103,6 +109,7 @@ export class PrinterMonitor extends EventEmitter<MonitorEvents> {
   private report(condition: PrinterCondition): void {
     const previous = this.current;
     this.current = condition;
+    this.lastReport = Date.now();
     if (
       !previous ||
       previous.state !== condition.state ||

@@ -31,6 +31,8 @@ export interface PreviewOptions {
 
 const escapeXml = (s: string) =>
   s.replace(
+    // Control characters are not allowed in XML 1.0 text: replaced, like the decoder's unknown bytes.
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: these are what is replaced
     /[<>&"'\u0000-\u0008\u000b\u000c\u000e-\u001f]/g,
     (c) =>
       ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;', "'": '&apos;' })[c] ?? '\uFFFD',
