@@ -5,27 +5,17 @@
  * token over HTTPS), and the Prometheus metrics after N printed jobs, parsed as exposition text.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { faultSuite, type Json } from '../faults/harness.js';
 import { runCliInProcess } from '../helpers/cli.js';
-import { skipWithoutMosquitto } from '../helpers/mosquitto.js';
-import { skipWithoutOpenssl } from '../helpers/test-ca.js';
+import { freePort, skipWithoutMosquitto } from '../helpers/mosquitto.js';
+import { selfSignedCertificate, skipWithoutOpenssl } from '../helpers/test-ca.js';
 import { waitFor } from '../helpers/waiting.js';
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as { port: number }).port;
-  await new Promise<void>((r) => server.close(() => r()));
-  return port;
-}
 
 /** A raw HTTP request with the headers a browser (or an attacker's page) would send. */
 async function send(
@@ -191,29 +181,7 @@ describe('the local API and the commands that ask the running agent (child proce
     const dir = mkdtempSync(join(tmpdir(), 'pa-console-'));
     after(() => rmSync(dir, { recursive: true, force: true }));
     // A self-signed certificate, as generated at install, and a token file.
-    const certFile = join(dir, 'console.crt');
-    const keyFile = join(dir, 'console.key');
-    const made = spawnSync('openssl', [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-keyout',
-      keyFile,
-      '-out',
-      certFile,
-      '-days',
-      '2',
-      '-subj',
-      '/CN=printer-agent',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1',
-    ]);
-    assert.equal(made.status, 0, String(made.stderr));
-    chmodSync(keyFile, 0o600);
+    const { certFile, keyFile } = selfSignedCertificate(dir, 'console');
     const tokenFile = join(dir, 'token');
     const token = 'tok-4f1c9e2a7d';
     writeFileSync(tokenFile, `${token}\n`, { mode: 0o600 });

@@ -8,31 +8,22 @@
  * $STATUS_PAGE_SCREENSHOTS when set, for the README).
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type Browser, chromium } from 'playwright-core';
 import { PNG } from 'pngjs';
 import { faultSuite } from '../faults/harness.js';
-import { skipWithoutMosquitto } from '../helpers/mosquitto.js';
+import { freePort, skipWithoutMosquitto } from '../helpers/mosquitto.js';
+import { selfSignedCertificate } from '../helpers/test-ca.js';
 import { waitFor } from '../helpers/waiting.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const skip =
   skipWithoutMosquitto() ||
   (existsSync(CHROMIUM) ? false : 'needs chromium (Debian package chromium)');
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as { port: number }).port;
-  await new Promise<void>((r) => server.close(() => r()));
-  return port;
-}
 
 describe('the status page in chromium (child process)', { skip }, () => {
   const env = faultSuite();
@@ -125,7 +116,7 @@ describe('the status page in chromium (child process)', { skip }, () => {
       ['status-page-390.png', 390],
       ['status-page-1280.png', 1280],
     ] as const) {
-      const png = PNG.sync.read(Buffer.from(spawnSync('cat', [join(shots, name)]).stdout));
+      const png = PNG.sync.read(readFileSync(join(shots, name)));
       assert.equal(png.width, width, name);
     }
 
@@ -151,29 +142,7 @@ describe('the status page in chromium (child process)', { skip }, () => {
   });
 
   it('over HTTPS with a token: no token, no answer; the page asks for it once', async () => {
-    const certFile = join(dir, 'console.crt');
-    const keyFile = join(dir, 'console.key');
-    const made = spawnSync('openssl', [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-keyout',
-      keyFile,
-      '-out',
-      certFile,
-      '-days',
-      '2',
-      '-subj',
-      '/CN=printer-agent',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1',
-    ]);
-    assert.equal(made.status, 0, String(made.stderr));
-    chmodSync(keyFile, 0o600);
+    const { certFile, keyFile } = selfSignedCertificate(dir, 'console');
     const tokenFile = join(dir, 'token');
     writeFileSync(tokenFile, 'page-token-51c2\n', { mode: 0o600 });
     const port = await freePort();

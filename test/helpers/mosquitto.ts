@@ -24,7 +24,8 @@ export function skipWithoutMosquitto(): false | string {
   return mosquittoPath() ? false : MOSQUITTO_SKIP;
 }
 
-async function freePort(): Promise<number> {
+/** A TCP port free on 127.0.0.1 right now (for a server a test starts). */
+export async function freePort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as { port: number }).port;

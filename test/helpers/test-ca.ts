@@ -26,6 +26,43 @@ function openssl(args: string[], cwd: string): string {
   return r.stdout;
 }
 
+/**
+ * A self-signed certificate for `ip` in `dir` (`NAME.crt`, `NAME.key` 0600), as an installer
+ * generates one for the agent's status page: its own trust anchor.
+ */
+export function selfSignedCertificate(
+  dir: string,
+  name: string,
+  ip = '127.0.0.1',
+): IssuedCertificate {
+  const certFile = join(dir, `${name}.crt`);
+  const keyFile = join(dir, `${name}.key`);
+  openssl(
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      keyFile,
+      '-out',
+      certFile,
+      '-days',
+      '2',
+      '-subj',
+      `/CN=${name}`,
+      '-addext',
+      `subjectAltName=IP:${ip}`,
+    ],
+    dir,
+  );
+  chmodSync(keyFile, 0o600);
+  return { certFile, keyFile };
+}
+
 export interface IssuedCertificate {
   certFile: string;
   keyFile: string;
