@@ -170,7 +170,7 @@ try {
 
 /**
  * The native modules for the target: better-sqlite3 12 compiled for Node 20 (cached), and of the
- * prebuilt ones (better-sqlite3 13, serialport, usb) only the target's glibc builds.
+ * prebuilt ones (better-sqlite3 13, serialport, usb, resvg) only the target's glibc builds.
  */
 function nativeModulesFor(modules: string): void {
   const release = join(modules, 'better-sqlite3', 'build', 'Release', 'better_sqlite3.node');
@@ -190,27 +190,41 @@ function nativeModulesFor(modules: string): void {
   for (const file of readdirSync(join(serial, `linux-${cpu}`)))
     if (!file.endsWith('.glibc.node')) rmSync(join(serial, `linux-${cpu}`, file));
 
-  // usb's driver is a per-platform package that npm installs for this machine only.
-  const usbPlatform = `usb-linux-${cpu}-gnu`;
-  const usbVersion = (
-    JSON.parse(readFileSync(join(modules, 'usb', 'package.json'), 'utf8')) as {
+  // usb's driver and resvg's rasterizer are per-platform packages that npm installs for this
+  // machine only: the target's is fetched when it is another.
+  platformPackage(modules, 'usb', '@node-usb', `usb-linux-${cpu}-gnu`);
+  platformPackage(modules, '@resvg/resvg-js', '@resvg', `resvg-js-linux-${cpu}-gnu`, ['resvg-js']);
+}
+
+/**
+ * Keeps, of the packages in `scope` that `owner` lists as optional per-platform builds, only
+ * `platform` (and the names in `keep`), fetching it from the registry when npm installed another.
+ */
+function platformPackage(
+  modules: string,
+  owner: string,
+  scope: string,
+  platform: string,
+  keep: readonly string[] = [],
+): void {
+  const version = (
+    JSON.parse(readFileSync(join(modules, owner, 'package.json'), 'utf8')) as {
       optionalDependencies: Record<string, string>;
     }
-  ).optionalDependencies[`@node-usb/${usbPlatform}`];
-  if (!usbVersion) throw new Error(`usb has no @node-usb/${usbPlatform}`);
-  const scope = join(modules, '@node-usb');
-  for (const dir of existsSync(scope) ? readdirSync(scope) : [])
-    if (dir !== usbPlatform) rmSync(join(scope, dir), { recursive: true });
-  if (!existsSync(join(scope, usbPlatform))) {
-    const work = mkdtempSync(join(tmpdir(), 'printer-agent-usb-'));
-    try {
-      run('npm', ['pack', '--silent', `@node-usb/${usbPlatform}@${usbVersion}`], work);
-      run('tar', ['-xzf', readdirSync(work).find((f) => f.endsWith('.tgz'))!], work);
-      mkdirSync(scope, { recursive: true });
-      cpSync(join(work, 'package'), join(scope, usbPlatform), { recursive: true });
-    } finally {
-      rmSync(work, { recursive: true, force: true });
-    }
+  ).optionalDependencies[`${scope}/${platform}`];
+  if (!version) throw new Error(`${owner} has no ${scope}/${platform}`);
+  const dir = join(modules, scope);
+  for (const name of existsSync(dir) ? readdirSync(dir) : [])
+    if (name !== platform && !keep.includes(name)) rmSync(join(dir, name), { recursive: true });
+  if (existsSync(join(dir, platform))) return;
+  const work = mkdtempSync(join(tmpdir(), 'printer-agent-platform-'));
+  try {
+    run('npm', ['pack', '--silent', `${scope}/${platform}@${version}`], work);
+    run('tar', ['-xzf', readdirSync(work).find((f) => f.endsWith('.tgz'))!], work);
+    mkdirSync(dir, { recursive: true });
+    cpSync(join(work, 'package'), join(dir, platform), { recursive: true });
+  } finally {
+    rmSync(work, { recursive: true, force: true });
   }
 }
 

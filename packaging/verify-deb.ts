@@ -2,7 +2,7 @@
  * Checks a built package (`npm run package`) the way an installer would meet it, without installing
  * it on this machine: its control fields, conffiles and maintainer scripts; its contents (what the
  * issue asks for, and no development dependency); then, unpacked, the packaged command itself:
- * its version, a receipt rendered from a fixture, and the job database opened (so the native
+ * its version, a receipt rendered from a fixture (as text and as a PNG preview), and the job database opened (so the native
  * SQLite module loads from the package, with nothing built). `.ci/run` runs it after
  * `npm run package`. Usage: `tsx packaging/verify-deb.ts FILE.deb [NODE ...]`: each further Node
  * binary (`.ci/run` passes 22, 24 and 26) runs the packaged command and its native drivers too.
@@ -78,6 +78,7 @@ try {
     './usr/lib/printer-agent/node_modules/better-sqlite3/build/Release/better_sqlite3.node',
     `./usr/lib/printer-agent/node_modules/better-sqlite3-napi/prebuilds/linux-${cpu}.node`,
     `./usr/lib/printer-agent/node_modules/@node-usb/usb-linux-${cpu}-gnu/package.json`,
+    `./usr/lib/printer-agent/node_modules/@resvg/resvg-js-linux-${cpu}-gnu/package.json`,
     './usr/lib/systemd/system/printer-agent.service',
     './usr/lib/udev/rules.d/99-printer-agent.rules',
     './etc/printer-agent/config.json',
@@ -138,6 +139,19 @@ function check(root: string, node: string, jobState: string, jobId: string): voi
     'text',
   );
   assert.match(receipt, /TOTAL|Total/i, 'a receipt rendered by the packaged command');
+  // The preview's rasterizer (resvg, a per-platform native package) loads from the package.
+  const png = execFileSync(
+    node,
+    [
+      join(root, 'usr/lib/printer-agent/dist/cli.js'),
+      'render',
+      join(ROOT, 'test/fixtures/orders/record-options-remark.json'),
+      '--format',
+      'png',
+    ],
+    { env: { QEMU_LD_PREFIX: '/usr/aarch64-linux-gnu', ...process.env } },
+  );
+  assert.equal(png.subarray(1, 4).toString('latin1'), 'PNG', `${node}: a PNG preview`);
   // The SQLite driver this Node picks loads from the package as installed, with nothing built:
   // the packaged command reads a job database (made here with this machine's driver; the file
   // format is the same) and lists its one job.
