@@ -8,6 +8,8 @@ import type { Logger } from '../logging.js';
 import { type Job, markingWords } from './job.js';
 
 export function logTransition(log: Logger, job: Job, now: number = Date.now()): void {
+  // Every job passes `printing`: nothing is built for a line the level leaves out (issue 16).
+  if (job.state === 'printing' && !log.isLevelEnabled('debug')) return;
   const facts: Record<string, unknown> = {
     orderNo: job.orderNo ?? undefined,
     jobId: job.jobId,
