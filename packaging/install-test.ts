@@ -22,6 +22,7 @@
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { X509Certificate } from 'node:crypto';
 import {
   chownSync,
   cpSync,
@@ -42,7 +43,7 @@ import { topics } from '../src/protocol/print-protocol.js';
 import { generateKeyPair, parseKey } from '../src/protocol/signing.js';
 import { deriveStoreId } from '../src/protocol/store-id.js';
 import { formatTimestamp } from '../src/protocol/time.js';
-import { Mosquitto } from '../test/helpers/mosquitto.js';
+import { freePort, Mosquitto } from '../test/helpers/mosquitto.js';
 import { waitFor } from '../test/helpers/waiting.js';
 
 const [deb, ...otherNodes] = process.argv.slice(2);
@@ -146,6 +147,20 @@ try {
   assert.equal(mode('var/lib/printer-agent'), `700 ${uid}:${gid}`);
   assert.equal(mode('etc/printer-agent'), `750 0:${gid}`);
   assert.equal(mode('etc/printer-agent/config.json'), `640 0:${gid}`);
+  // The status page's certificate and token, made at install: the key and token the service
+  // user's alone; the certificate names this host and loopback.
+  assert.equal(mode('etc/printer-agent/console-key.pem'), `600 ${uid}:${gid}`);
+  assert.equal(mode('etc/printer-agent/console-token'), `600 ${uid}:${gid}`);
+  assert.equal(mode('etc/printer-agent/console-cert.pem'), '644 0:0');
+  assert.match(
+    readFileSync(join(root, 'etc/printer-agent/console-token'), 'utf8'),
+    /^[0-9a-f]{48}\n$/,
+  );
+  const consoleCert = new X509Certificate(
+    readFileSync(join(root, 'etc/printer-agent/console-cert.pem')),
+  );
+  assert.match(consoleCert.subjectAltName ?? '', /IP Address:127\.0\.0\.1/);
+  assert.ok(new Date(consoleCert.validTo).getFullYear() >= 2100, consoleCert.validTo);
   // The link points into the root (an absolute path there), so it is read, not followed.
   assert.equal(
     readlinkSync(join(root, 'etc/systemd/system/multi-user.target.wants/printer-agent.service')),
@@ -168,6 +183,7 @@ try {
   });
   writeFileSync(join(root, 'etc/printer-agent/store-key'), `${storeKey}\n`, { mode: 0o600 });
   chownSync(join(root, 'etc/printer-agent/store-key'), uid, gid);
+  const consolePort = await freePort();
   const configText = `${JSON.stringify(
     {
       appId,
@@ -175,6 +191,14 @@ try {
       mqtt: { url: broker.url },
       keys: { servicePublicKeyFile: '/etc/printer-agent/service-public.pem' },
       printers: [{ id: 'receipt', url: endpoint.address, profile: 'generic-80mm' }],
+      // On the LAN with the files made at install, as README "Asking the running agent" says.
+      console: {
+        host: '0.0.0.0',
+        port: consolePort,
+        certFile: '/etc/printer-agent/console-cert.pem',
+        keyFile: '/etc/printer-agent/console-key.pem',
+        tokenFile: '/etc/printer-agent/console-token',
+      },
       catchUp: { enabled: false },
       freshness: { clock: 'synchronized' },
     },
@@ -256,6 +280,9 @@ try {
     console.log(
       `install-test: ${orderNo} printed by the installed agent on ${nodeLabel} in ${seconds()}`,
     );
+    // The command asks the running agent over HTTPS with the token and certificate of the install.
+    const asked = inRoot(['printer-agent', 'status', '--config', '/etc/printer-agent/config.json']);
+    assert.match(asked, /^printer receipt: ready/m, asked);
     agent.kill('SIGTERM');
     const code = await new Promise<number | null>((resolve) => agent!.once('exit', resolve));
     agent = null;

@@ -8,7 +8,8 @@
  * - the Host check (DNS rebinding): only the listening address, loopback names and the configured
  *   `hostnames`, with the port, are answered; anything else is 421;
  * - the token, when one is configured (required off loopback, and only over HTTPS): `Authorization:
- *   Bearer TOKEN`, compared in constant time; 401 otherwise;
+ *   Bearer TOKEN`, compared in constant time; 401 otherwise; after 5 wrong tokens from one address
+ *   in a minute, 429 for the rest of that minute (failed-sign-ins.ts);
  * - for requests that change something (POST): a JSON body (a cross-site HTML form cannot send
  *   one without the browser asking first), no `Origin` but our own, and no `Sec-Fetch-Site` other
  *   than same-origin or none (a browser's own word that another site sent it); 403 otherwise.
@@ -25,6 +26,7 @@ import { type Job, jobSummary } from '../jobs/job.js';
 import type { JobStore } from '../jobs/store.js';
 import type { Logger } from '../logging.js';
 import { describeIssues, parseWith } from '../protocol/validation.js';
+import { FailedSignIns } from './failed-sign-ins.js';
 import type { AgentMetrics } from './metrics.js';
 import { PAGE_HTML } from './page.js';
 
@@ -81,6 +83,7 @@ const HTTP_STATUS: Record<string, number> = {
   JOB_NOT_FOUND: 404,
   NOT_FOUND: 404,
   MISDIRECTED: 421,
+  TOO_MANY_ATTEMPTS: 429,
   JOB_STATE_CONFLICT: 409,
 };
 
@@ -160,6 +163,8 @@ class Refusal extends Error {
   constructor(
     readonly code: string,
     message: string,
+    /** Seconds for a Retry-After header. */
+    readonly retryAfter?: number,
   ) {
     super(message);
   }
@@ -176,6 +181,26 @@ export async function startConsole(
       : null;
   const scheme = https ? 'https' : 'http';
   const isOurs = hostChecker(settings);
+  const signIns = new FailedSignIns();
+  /** Whether `given` is the token; a wrong one counts against the client's address. */
+  const rightToken = (token: string, given: string, request: FastifyRequest): boolean => {
+    const wait = signIns.waitMs(request.ip);
+    if (wait > 0) {
+      const seconds = Math.ceil(wait / 1000);
+      throw new Refusal(
+        'TOO_MANY_ATTEMPTS',
+        `too many wrong tokens from this address; try again in ${seconds} s`,
+        seconds,
+      );
+    }
+    if (sameSecret(given, token)) {
+      signIns.succeeded(request.ip);
+      return true;
+    }
+    if (given !== '' && signIns.failed(request.ip))
+      log.warn({ from: request.ip }, 'wrong tokens from one address: refused for a minute');
+    return false;
+  };
   const app = Fastify({
     ...(https ? { https } : {}),
     logger: false,
@@ -197,7 +222,7 @@ export async function startConsole(
     if (settings.token !== undefined && !open) {
       const auth = request.headers.authorization ?? '';
       const given = auth.startsWith('Bearer ') ? auth.slice(7) : cookie(request, TOKEN_COOKIE);
-      if (!sameSecret(given, settings.token))
+      if (!rightToken(settings.token, given, request))
         throw new Refusal('UNAUTHORIZED', 'a valid token is required (Authorization: Bearer)');
     }
     if (request.method !== 'GET' && request.method !== 'HEAD') {
@@ -226,6 +251,8 @@ export async function startConsole(
     } else log.error({ err: errorMessage(error) }, 'local API request failed');
     const status = HTTP_STATUS[code] ?? (code.startsWith('STORE_') ? 503 : 500);
     if (status === 401) void reply.header('www-authenticate', 'Bearer');
+    if (error instanceof Refusal && error.retryAfter !== undefined)
+      void reply.header('retry-after', String(error.retryAfter));
     void reply.code(status).send({ error: { code, message } });
   });
   app.setNotFoundHandler((_request, reply) => {
@@ -271,7 +298,7 @@ export async function startConsole(
       request.body,
     );
     if (settings.token === undefined) return reply.code(204).send();
-    if (!sameSecret(token, settings.token)) {
+    if (!rightToken(settings.token, token, request)) {
       log.warn({ from: request.ip }, 'sign-in to the status page with a wrong token');
       throw new Refusal('UNAUTHORIZED', 'wrong token');
     }

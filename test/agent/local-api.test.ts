@@ -242,5 +242,13 @@ describe('the local API and the commands that ask the running agent (child proce
       !status.stdout.includes(token) && !s.output.includes(token),
       'the token is never shown',
     );
+
+    // Guessing: after 5 wrong tokens from one address, even the right one waits (429).
+    for (let i = 0; i < 5; i++)
+      assert.equal(await ask({ authorization: `Bearer guess-${i}` }), 401);
+    assert.equal(await ask({ authorization: `Bearer ${token}` }), 429);
+    await waitFor('the warning in the log', () =>
+      s.output.includes('wrong tokens from one address: refused for a minute'),
+    );
   });
 });

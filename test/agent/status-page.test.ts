@@ -141,6 +141,49 @@ describe('the status page in chromium (child process)', { skip }, () => {
     await context.close();
   });
 
+  it('an unconfirmed job retried from the page prints again marked POSSIBLE DUPLICATE', async () => {
+    const port = await freePort();
+    const s = await env.stores.create({
+      name: 'pageretry',
+      broker: env.broker,
+      configure: (c) => {
+        c.console = { port };
+        (c.printers as Array<Record<string, unknown>>)[0]!.confirmTimeoutSec = 2;
+      },
+    });
+    await s.startOnline();
+    await waitFor('printer ready', () => s.printerState() === 'ready', 15_000);
+    // The printer goes mute once the first ticket is on paper: its confirmation never comes.
+    const onTicket = () => {
+      s.emulator.off('ticket', onTicket);
+      s.emulator.setFault('mute', true);
+    };
+    s.emulator.on('ticket', onTicket);
+    await s.publish(1);
+    await s.waitForState(1, 'unconfirmed', 30_000);
+    s.emulator.setFault('mute', false);
+
+    const context = await browser.newContext({ viewport: { width: 390, height: 844 } });
+    const page = await context.newPage();
+    const questions: string[] = [];
+    page.on('dialog', (dialog) => {
+      questions.push(dialog.message());
+      void dialog.accept();
+    });
+    await page.goto(`http://127.0.0.1:${port}/`);
+    const job = page.locator('details.job').filter({ hasText: s.orderNo(1) });
+    await job.filter({ hasText: 'unconfirmed' }).waitFor({ timeout: 15_000 });
+    await job.locator('summary').click();
+    await job.getByRole('button', { name: 'Retry' }).click();
+    await s.waitForState(1, 'printed', 30_000);
+    assert.match(questions[0] ?? '', /POSSIBLE DUPLICATE/, 'the person is told before');
+    const prints = s.printsByOrder().get(s.orderNo(1)) ?? [];
+    assert.equal(prints.length, 2);
+    assert.deepEqual(prints[1]!.markings, ['POSSIBLE DUPLICATE']);
+    await job.filter({ hasText: 'printed' }).waitFor({ timeout: 15_000 });
+    await context.close();
+  });
+
   it('over HTTPS with a token: no token, no answer; the page asks for it once', async () => {
     const { certFile, keyFile } = selfSignedCertificate(dir, 'console');
     const tokenFile = join(dir, 'token');

@@ -9,6 +9,7 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { chromium } from 'playwright-core';
 import { ROOT } from '../helpers/cli.js';
 import { skipWithoutMosquitto } from '../helpers/mosquitto.js';
 
@@ -17,6 +18,8 @@ const DEADLINE_MS = 60_000;
 
 const CURL_SKIP = 'needs curl (Debian package curl)';
 const curlSkip = spawnSync('curl', ['--version'], { stdio: 'ignore' }).error ? CURL_SKIP : false;
+const CHROMIUM = '/usr/bin/chromium';
+const chromiumSkip = existsSync(CHROMIUM) ? false : 'needs chromium (Debian package chromium)';
 
 class Demo {
   readonly child: ChildProcess;
@@ -169,6 +172,39 @@ describe('printer-agent demo (embedded broker)', () => {
     assert.match(extra.paper, /Tapsilog/);
     assert.match(extra.paper, /TOTAL\s+PHP 255\.00 /);
     assert.match(extra.paper, /Created with curl/);
+  });
+
+  it('prints the status page address, and the page shows the demo receipts with previews', {
+    skip: chromiumSkip,
+  }, async () => {
+    const url = (await demo.output(/^page\s+(http:\/\/127\.0\.0\.1:\d+)\/ /m, 'the page line'))[1]!;
+    await demo.receipt(3);
+    const orderNos = [...demo.stdout.matchAll(/^order (\S+) created: /gm)].map((m) => m[1]!);
+    // As root (CI), chromium's sandbox cannot start; the page is our own, served from loopback.
+    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    try {
+      const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
+      await page.goto(`${url}/`);
+      await page
+        .locator('.printer[data-printer="receipt"] .printer-state')
+        .filter({ hasText: /^ready$/ })
+        .waitFor({ timeout: DEADLINE_MS });
+      for (const orderNo of orderNos.slice(0, 3)) {
+        const job = page.locator('details.job').filter({ hasText: orderNo });
+        await job.waitFor({ timeout: DEADLINE_MS });
+        assert.match((await job.locator('summary').textContent()) ?? '', /printed/);
+      }
+      // The first receipt's preview: an SVG drawn from its bytes, showing its order number.
+      const first = page.locator('details.job').filter({ hasText: orderNos[0]! });
+      await first.locator('summary').click();
+      const src = (await first.locator('img').getAttribute('src'))!;
+      const svg = await (await page.request.get(`${url}${src}`)).text();
+      assert.match(svg, /^<svg /);
+      assert.ok(svg.includes(orderNos[0]!), 'the preview shows the order number');
+      assert.match(svg, /TOTAL/);
+    } finally {
+      await browser.close();
+    }
   });
 
   it('stops on SIGINT with exit code 0 and removes its temp dir', async () => {
