@@ -905,6 +905,19 @@ export class JobStore extends EventEmitter<StoreEvents> {
     this.outbox.ack(ids);
   }
 
+  /**
+   * The broker acknowledged every entry up to `id`: not read again; deleted with the next event's
+   * commit or by `sweepOutbox` (store/outbox.ts).
+   */
+  acknowledgeOutbox(id: number): void {
+    this.outbox.acknowledge(id);
+  }
+
+  /** Deletes acknowledged outbox entries now (idle, or stopping). */
+  sweepOutbox(): void {
+    this.outbox.sweep();
+  }
+
   outboxSize(): number {
     return this.outbox.size();
   }

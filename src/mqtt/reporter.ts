@@ -26,6 +26,8 @@ export interface ReporterOptions {
 
 /** While the store refuses the outbox, the drain is tried again this often (no event wakes it). */
 const STORE_RETRY_MS = 5000;
+/** Published entries no commit removed are deleted after this long (store/outbox.ts). */
+const SWEEP_MS = 1000;
 
 export class Reporter {
   private draining = false;
@@ -37,7 +39,19 @@ export class Reporter {
   /** After stop(), only offline() speaks: a status built while the agent shuts down would race
    * the offline status and the disconnect ("client disconnecting" in the journal at every stop). */
   private stopped = false;
-  private readonly onOutbox = () => void this.drain();
+  private wake: NodeJS.Immediate | null = null;
+  private sweepTimer: NodeJS.Timeout | null = null;
+  /**
+   * Woken by the store's commits, the drain runs after the code that committed has gone on (the
+   * spooler sends its bytes first: publishing is off the print's path, issue 16), and once for
+   * every commit of that turn.
+   */
+  private readonly onOutbox = () => {
+    this.wake ??= setImmediate(() => {
+      this.wake = null;
+      void this.drain();
+    });
+  };
 
   constructor(
     private readonly store: JobStore,
@@ -57,8 +71,12 @@ export class Reporter {
   stop(): void {
     this.stopped = true;
     this.store.off('outbox', this.onOutbox);
+    if (this.wake) clearImmediate(this.wake);
+    this.wake = null;
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
+    if (this.sweepTimer) clearTimeout(this.sweepTimer);
+    this.sweepTimer = null;
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.retryTimer = null;
   }
@@ -122,21 +140,25 @@ export class Reporter {
           if (batch.length === 0) break;
           // One at a time, each after the previous PUBACK: a broker without TCP_NODELAY
           // (Mosquitto's default) holds back its PUBACKs for pipelined publishes until the
-          // delayed ACK, 40 ms per round (measured, issue 16). One transaction then removes what
-          // the broker acknowledged, not one per event; a crash before it only re-sends
-          // (at-least-once; the eventId lets a reader dedupe).
-          const published: number[] = [];
+          // delayed ACK, 40 ms per round (measured, issue 16). The stored JSON goes out as it is.
+          // What the broker acknowledged is deleted with the next commit or by the sweep
+          // (store/outbox.ts); a crash before that only re-sends (at-least-once; the eventId lets
+          // a reader dedupe).
+          let published = 0;
           try {
             for (const entry of batch) {
               await this.connection.publish(
                 entry.kind === 'job' ? this.options.topics.job : this.options.topics.status,
-                JSON.stringify(entry.payload),
+                entry.json,
                 { retain: entry.kind === 'status' },
               );
-              published.push(entry.id);
+              published = entry.id;
             }
           } finally {
-            this.store.ackOutbox(published);
+            if (published > 0) {
+              this.store.acknowledgeOutbox(published);
+              this.sweepSoon();
+            }
           }
         }
       } while (this.again && this.connection.connected);
@@ -171,9 +193,32 @@ export class Reporter {
     }
   }
 
+  /**
+   * Acknowledged entries not deleted by a commit within a second (no job moved) are deleted then,
+   * so a restart does not publish them again.
+   */
+  private sweepSoon(): void {
+    if (this.sweepTimer || this.stopped) return;
+    this.sweepTimer = setTimeout(() => {
+      this.sweepTimer = null;
+      this.sweep();
+    }, SWEEP_MS);
+    this.sweepTimer.unref();
+  }
+
+  private sweep(): void {
+    try {
+      this.store.sweepOutbox();
+    } catch (error) {
+      // Left for the next commit or sweep; published again after a restart at worst.
+      this.log.warn({ err: errorMessage(error) }, 'published job events not removed yet');
+    }
+  }
+
   /** Graceful stop: what is left in the outbox stays for next time; the status says offline. */
   async offline(): Promise<void> {
     await this.drain();
+    this.sweep();
     if (!this.connection.connected) return;
     const offline = { ...lastWill(this.options.storeId), at: new Date().toISOString() };
     await this.connection

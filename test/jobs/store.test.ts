@@ -92,6 +92,65 @@ describe('job store: durability settings', () => {
     }
   });
 
+  it('forgets acknowledged entries at once, deletes them with the next commit or the sweep, re-sends them after a crash', () => {
+    const dir = tempDir('acknowledge');
+    const rows = () => {
+      const db = new Database(join(dir, DATABASE_FILE), { readonly: true });
+      try {
+        return (db.prepare('SELECT id FROM outbox ORDER BY id').all() as Array<{ id: number }>).map(
+          (r) => r.id,
+        );
+      } finally {
+        db.close();
+      }
+    };
+    let store = JobStore.open({ stateDir: dir });
+    try {
+      store.enqueueInstruction(instruction(1));
+      store.enqueueInstruction(instruction(2));
+      const [first, second] = store.drainOutbox(10);
+      store.acknowledgeOutbox(first!.id);
+      // Not read nor counted again, though the row is still in the file.
+      assert.deepEqual(
+        store.drainOutbox(10).map((e) => e.id),
+        [second!.id],
+      );
+      assert.equal(store.outboxSize(), 1);
+      assert.deepEqual(rows(), [first!.id, second!.id]);
+      // The next event's commit deletes it.
+      store.enqueueInstruction(instruction(3));
+      const third = store.drainOutbox(10)[1]!;
+      assert.deepEqual(rows(), [second!.id, third.id]);
+      // With no commit after it, the sweep does, without an fsync of its own; FULL after it.
+      store.acknowledgeOutbox(third.id);
+      assert.equal(store.outboxSize(), 0);
+      assert.deepEqual(rows(), [second!.id, third.id]);
+      store.sweepOutbox();
+      assert.deepEqual(rows(), []);
+      assert.equal(store.pragmas().synchronous, 2);
+
+      // Acknowledged, then the process dies before any deletion: published again (at-least-once).
+      store.enqueueInstruction(instruction(4));
+      const fourth = store.drainOutbox(10)[0]!;
+      assert.equal((fourth.payload as { orderNo: string }).orderNo, instruction(4).orderNo);
+      store.acknowledgeOutbox(fourth.id);
+      assert.equal(store.outboxSize(), 0);
+    } finally {
+      store.close();
+    }
+    store = JobStore.open({ stateDir: dir });
+    try {
+      const again = store.drainOutbox(10);
+      assert.deepEqual(
+        again.map((e) => e.id),
+        [rows()[0]],
+      );
+      assert.equal(again[0]!.json.includes(instruction(4).orderNo), true);
+    } finally {
+      store.close();
+    }
+  });
+
   it('refuses to create a database when told the file must exist (the CLI)', () => {
     const dir = tempDir('missing');
     assert.throws(

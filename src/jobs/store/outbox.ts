@@ -5,6 +5,14 @@
  * status, which is not a job's, goes through it too. `add` runs inside the caller's write
  * transaction, so a transition and its event (print-protocol §6) commit together: an event is
  * never lost nor published for a transition that did not commit.
+ *
+ * Published entries are forgotten at once and removed later (issue 16): the reporter says up to
+ * which id the broker acknowledged (`acknowledge`; ids only grow, AUTOINCREMENT), reading and
+ * counting skip those rows from then on, and they are deleted inside the next write that adds an
+ * entry (a transition's own transaction, which writes the outbox's page anyway), or by `sweep`
+ * when none comes. Before, a transaction of its own per acknowledgement cost more than the
+ * publish. A crash before the deletion only publishes them again (at-least-once, as before; the
+ * eventId lets a reader dedupe).
  */
 import { randomUUID } from 'node:crypto';
 import type { AgentStatus, NewJobEvent } from '../../protocol/print-protocol.js';
@@ -13,11 +21,38 @@ import type { JobDatabase } from './database.js';
 export interface OutboxEntry {
   id: number;
   kind: 'job' | 'status';
-  payload: unknown;
+  /** The payload as stored: JSON text, published as it is. */
+  json: string;
+  /** The payload parsed (on each read of it). */
+  readonly payload: unknown;
   createdAt: number;
 }
 
+interface OutboxRow {
+  id: number;
+  kind: 'job' | 'status';
+  payload: string;
+  created_at: number;
+}
+
+function entryFromRow(r: OutboxRow): OutboxEntry {
+  return {
+    id: r.id,
+    kind: r.kind,
+    json: r.payload,
+    get payload() {
+      return JSON.parse(r.payload) as unknown;
+    },
+    createdAt: r.created_at,
+  };
+}
+
 export class Outbox {
+  /** The highest id the broker acknowledged: rows up to it are published, deleted or not. */
+  private acked = 0;
+  /** The highest id a committed or pending deletion covered. */
+  private deleted = 0;
+
   constructor(private readonly db: JobDatabase) {}
 
   /**
@@ -33,6 +68,14 @@ export class Outbox {
     this.db
       .statement('INSERT INTO outbox (kind, payload, created_at) VALUES (?, ?, ?)')
       .run(kind, JSON.stringify(body), now);
+    // Published entries go with this commit. Rolled back, they stay until a later deletion (every
+    // one covers all lower ids) and are never read again while this process runs.
+    if (this.acked > this.deleted) this.deleteUpTo(this.acked);
+  }
+
+  private deleteUpTo(id: number): void {
+    this.db.statement('DELETE FROM outbox WHERE id <= ?').run(id);
+    this.deleted = id;
   }
 
   /** A job event for a message that never became a job (e.g. `rejected`, print-protocol §3). */
@@ -52,22 +95,29 @@ export class Outbox {
   drain(limit: number): OutboxEntry[] {
     return this.db.read('reading the outbox', () =>
       (
-        this.db.statement('SELECT * FROM outbox ORDER BY id LIMIT ?').all(limit) as Array<{
-          id: number;
-          kind: 'job' | 'status';
-          payload: string;
-          created_at: number;
-        }>
-      ).map((r) => ({
-        id: r.id,
-        kind: r.kind,
-        payload: JSON.parse(r.payload) as unknown,
-        createdAt: r.created_at,
-      })),
+        this.db
+          .statement('SELECT * FROM outbox WHERE id > ? ORDER BY id LIMIT ?')
+          .all(this.acked, limit) as OutboxRow[]
+      ).map(entryFromRow),
     );
   }
 
-  /** Removes published entries (after the broker's PUBACK). */
+  /**
+   * The broker acknowledged every entry up to `id` (published in order): they are not read again,
+   * and deleted with the next entry's commit or by `sweep`.
+   */
+  acknowledge(id: number): void {
+    if (id > this.acked) this.acked = id;
+  }
+
+  /** Deletes acknowledged entries now, if any wait (a write without fsync of its own). */
+  sweep(): void {
+    if (this.acked <= this.deleted) return;
+    const upTo = this.acked;
+    this.db.writeUnsynced('removing published outbox entries', () => this.deleteUpTo(upTo));
+  }
+
+  /** Removes these published entries now (after the broker's PUBACK). */
   ack(ids: readonly number[]): void {
     if (ids.length === 0) return;
     // Undone by a power cut, they are only published again: no fsync of their own.
@@ -79,7 +129,9 @@ export class Outbox {
 
   size(): number {
     return this.db.read('reading the outbox', () => {
-      const r = this.db.statement('SELECT COUNT(*) AS n FROM outbox').get() as { n: number };
+      const r = this.db
+        .statement('SELECT COUNT(*) AS n FROM outbox WHERE id > ?')
+        .get(this.acked) as { n: number };
       return r.n;
     });
   }
