@@ -11,9 +11,9 @@
  * 3. CPU per printed job: the agent's user + system time (/proc/PID/stat, all its threads) over
  *    10,000 signed instructions (300 with --quick) published at once, each printed on the emulator
  *    and reported `printed`, per job, after 200 not counted (the JIT compiles on its own threads).
- *    Then the agent's RSS after those jobs, beside its RSS idle after start. Baselines: a bare
- *    mqtt.js relay in a child process that parses each message and writes pre-rendered bytes to a
- *    second emulator, per message; and the floor of this design (bench/floor.ts) in a child
+ *    Then the agent's RSS right after those jobs and 30 s later (idle again), beside its RSS idle
+ *    after start. Baselines: a bare mqtt.js relay in a child process that parses each message and
+ *    writes pre-rendered bytes to a second emulator, per message; and the floor of this design (bench/floor.ts) in a child
  *    process (bench/floor-relay.child.ts): the same commits and printer round trips as the agent.
  * Figures are 1000 / ms or 1000 / MB, so a ratio of 1.0 means as lean as the baseline.
  * `BENCH_AGENT_NODE_ARGS` adds Node options to the agent's command line, e.g.
@@ -236,6 +236,11 @@ export async function benchFootprint(quick: boolean): Promise<Comparison[]> {
     await allPrinted;
     const agentCpu = (cpuMs(agent!.pid!) - agentCpuBefore) / jobs;
     const agentRssAfter = rssMb(agent!.pid!);
+    // And once idle again: V8 gives back the heap the burst grew only when its memory reducer
+    // runs, some seconds after the work stops (measured: unchanged 10 s after, 10 MB less at 20 s).
+    const settleMs = quick ? 3000 : 30_000;
+    await new Promise((resolve) => setTimeout(resolve, settleMs));
+    const agentRssSettled = rssMb(agent!.pid!);
 
     const relayEmulator = await countingEmulator();
     cleanup.push(() => relayEmulator.endpoint.close());
@@ -325,6 +330,19 @@ export async function benchFootprint(quick: boolean): Promise<Comparison[]> {
         {
           name: `after: ${agentRssAfter.toFixed(1)} MB`,
           opsPerSec: 1000 / agentRssAfter,
+          samples: 1,
+        },
+        {
+          name: `idle after start: ${agentRss.toFixed(1)} MB`,
+          opsPerSec: 1000 / agentRss,
+          samples: 1,
+        },
+      ),
+      compare(
+        `agent RSS ${settleMs / 1000} s after those jobs, idle (1000/MB)`,
+        {
+          name: `settled: ${agentRssSettled.toFixed(1)} MB`,
+          opsPerSec: 1000 / agentRssSettled,
           samples: 1,
         },
         {
