@@ -900,11 +900,6 @@ export class JobStore extends EventEmitter<StoreEvents> {
     return this.outbox.drain(limit);
   }
 
-  /** Removes published entries (after the broker's PUBACK). */
-  ackOutbox(ids: readonly number[]): void {
-    this.outbox.ack(ids);
-  }
-
   /**
    * The broker acknowledged every entry up to `id`: not read again; deleted with the next event's
    * commit or by `sweepOutbox` (store/outbox.ts).

@@ -19,7 +19,7 @@ import {
   parseKey,
   topics,
 } from '../../src/protocol/index.js';
-import { openStore } from '../jobs/fixtures.js';
+import { acknowledged, openStore } from '../jobs/fixtures.js';
 
 const pair = generateKeyPair();
 const serviceKey = parseKey(pair.privatePem, 'private');
@@ -60,7 +60,7 @@ function rig(options: Partial<InboxOptions> = {}): {
     log,
     events: () => {
       const entries = store.drainOutbox(1000);
-      store.ackOutbox(entries.map((e) => e.id));
+      acknowledged(store, entries);
       return entries.map((e) => jobEventSchema.parse(e.payload));
     },
   };

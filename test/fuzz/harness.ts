@@ -22,6 +22,7 @@ import {
   signParam,
   topics,
 } from '../../src/protocol/index.js';
+import { acknowledged } from '../jobs/fixtures.js';
 
 export const APP_ID = 'fuzz-app';
 /** The store key: a secret that no message, event or log line may contain. */
@@ -99,7 +100,7 @@ export function openInbox(keys: Keys): InboxHarness {
     inbox: undefined as unknown as Inbox,
     takeEvents() {
       const entries = store.drainOutbox(1000);
-      store.ackOutbox(entries.map((e) => e.id));
+      acknowledged(store, entries);
       return entries.map((e) => {
         assert.equal(e.kind, 'job');
         const parsed = jobEventSchema.safeParse(e.payload);

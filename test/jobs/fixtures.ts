@@ -12,7 +12,7 @@ import {
   type TcpEndpoint,
   VirtualPrinter,
 } from '../../src/emulator/index.js';
-import { JobStore, type JobStoreOptions } from '../../src/jobs/store.js';
+import { JobStore, type JobStoreOptions, type OutboxEntry } from '../../src/jobs/store.js';
 import { openPrinter } from '../../src/printer/open-printer.js';
 import type { ConfirmMode, Printer } from '../../src/printer/printer.js';
 import {
@@ -143,4 +143,15 @@ export function printedReceipts(emulator: VirtualPrinter): PrintedReceipt[] {
       text: body,
     };
   });
+}
+
+/**
+ * As the reporter does once the broker acknowledged `entries` (in order): skipped from now on, and
+ * deleted at once (the sweep), so the file holds only what is unpublished.
+ */
+export function acknowledged(store: JobStore, entries: readonly OutboxEntry[]): void {
+  const last = entries.at(-1);
+  if (last === undefined) return;
+  store.acknowledgeOutbox(last.id);
+  store.sweepOutbox();
 }

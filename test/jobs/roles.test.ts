@@ -17,6 +17,7 @@ import { DATABASE_FILE, JobStore } from '../../src/jobs/store.js';
 import { type JobEvent, jobEventSchema } from '../../src/protocol/print-protocol.js';
 import { waitFor } from '../helpers/waiting.js';
 import {
+  acknowledged,
   emulatedPrinter,
   instruction,
   OPTIONS,
@@ -39,7 +40,7 @@ function events(store: JobStore): JobEvent[] {
 }
 
 function clearOutbox(store: JobStore): void {
-  store.ackOutbox(store.drainOutbox(10_000).map((e) => e.id));
+  acknowledged(store, store.drainOutbox(10_000));
 }
 
 describe('job store: one receipt per order and printer role', () => {

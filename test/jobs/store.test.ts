@@ -16,7 +16,7 @@ import { DATABASE_FILE, JobStore } from '../../src/jobs/store.js';
 import { type OrderRecord, orderRecordSchema } from '../../src/protocol/order-record.js';
 import { type JobEvent, jobEventSchema } from '../../src/protocol/print-protocol.js';
 import { ORDERS_DIR } from '../helpers/receipts.js';
-import { instruction, openStore, tempDir } from './fixtures.js';
+import { acknowledged, instruction, openStore, tempDir } from './fixtures.js';
 
 function events(store: JobStore): JobEvent[] {
   return store
@@ -27,7 +27,7 @@ function events(store: JobStore): JobEvent[] {
 
 /** Acks everything pending, as the reporter does after publishing. */
 function clearOutbox(store: JobStore): void {
-  store.ackOutbox(store.drainOutbox(10_000).map((e) => e.id));
+  acknowledged(store, store.drainOutbox(10_000));
 }
 
 function rejectsWith(code: string) {
@@ -78,13 +78,13 @@ describe('job store: durability settings', () => {
       store.enqueueInstruction(instruction(2));
       const pending = store.drainOutbox(10);
       assert.equal(pending.length, 2);
-      store.ackOutbox([pending[0]!.id]);
+      acknowledged(store, [pending[0]!]);
       assert.equal(store.pragmas().synchronous, 2);
       assert.deepEqual(
         store.drainOutbox(10).map((e) => e.id),
         [pending[1]!.id],
       );
-      store.ackOutbox([pending[1]!.id]);
+      acknowledged(store, [pending[1]!]);
       assert.equal(store.pragmas().synchronous, 2);
       assert.equal(store.outboxSize(), 0);
     } finally {
@@ -586,7 +586,7 @@ describe('job store: reading, outbox, cursor, reopening', () => {
         ['job', 'status', 'job'],
       );
       assert.equal((entries[1]!.payload as { at: string }).at, '2026-11-25T00:00:01.000Z');
-      store.ackOutbox(entries.slice(0, 2).map((e) => e.id));
+      acknowledged(store, entries.slice(0, 2));
       assert.deepEqual(
         store.drainOutbox().map((e) => e.id),
         [entries[2]!.id],
@@ -715,7 +715,7 @@ describe('job store: retention', () => {
           const id = store.enqueueInstruction(instruction(++n)).job!.id;
           store.markPrinting(id, { markings: {}, warnings: [] });
           store.markPrinted(id);
-          store.ackOutbox(store.drainOutbox().map((e) => e.id));
+          acknowledged(store, store.drainOutbox());
         }
         clock += DAY;
         await runRetention(store, { keepDays: 1, ledgerDays: 2, now: () => clock });

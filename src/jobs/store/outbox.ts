@@ -117,16 +117,6 @@ export class Outbox {
     this.db.writeUnsynced('removing published outbox entries', () => this.deleteUpTo(upTo));
   }
 
-  /** Removes these published entries now (after the broker's PUBACK). */
-  ack(ids: readonly number[]): void {
-    if (ids.length === 0) return;
-    // Undone by a power cut, they are only published again: no fsync of their own.
-    this.db.writeUnsynced('acknowledging outbox entries', () => {
-      const del = this.db.statement('DELETE FROM outbox WHERE id = ?');
-      for (const id of ids) del.run(id);
-    });
-  }
-
   size(): number {
     return this.db.read('reading the outbox', () => {
       const r = this.db
