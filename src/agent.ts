@@ -18,6 +18,7 @@ import { Health } from './jobs/health.js';
 import { logTransition } from './jobs/outcome-log.js';
 import { renderJob } from './jobs/render-job.js';
 import { DEFAULT_RETENTION, Retention } from './jobs/retention.js';
+import type { RoutingRule } from './jobs/routing.js';
 import { Spooler } from './jobs/spooler.js';
 import { JobStore } from './jobs/store.js';
 import type { Logger } from './logging.js';
@@ -58,6 +59,8 @@ export interface AgentSettings {
     confirmTimeoutMs?: number;
   }>;
   receipt: ReceiptOptions;
+  /** Which roles get a ticket for each order (issue 18); default: the receipt role's receipt. */
+  routing?: readonly RoutingRule[];
   lateAfterMinutes: number | null;
   interruptedPolicy: 'reprint-marked' | 'hold';
   stateDir: string;
@@ -440,6 +443,7 @@ function mqttRoom(
       maxAgeMs: freshness.maxAgeMs,
       ...(freshness.timeZone !== undefined ? { timeZone: freshness.timeZone } : {}),
       clock,
+      ...(settings.routing ? { routing: settings.routing } : {}),
     },
     {
       statusRequested: () => reporter.publishStatusSoon(true),
@@ -495,6 +499,7 @@ function catchUpPoller(
       ...(c.restaurantNo !== undefined ? { restaurantNo: c.restaurantNo } : {}),
       ...(c.branchIdentifier !== undefined ? { branchIdentifier: c.branchIdentifier } : {}),
       clockSync: clock,
+      ...(settings.routing ? { routing: settings.routing } : {}),
     },
     log,
   );

@@ -37,6 +37,13 @@
 import { EventEmitter } from 'node:events';
 import { AgentError, errorMessage, isAgentError } from '../errors.js';
 import type { ClockSource } from '../host/clock-sync.js';
+import {
+  DEFAULT_ROUTING,
+  namedRoute,
+  type RoutingRule,
+  routableRecord,
+  routeOrder,
+} from '../jobs/routing.js';
 import type { JobStore } from '../jobs/store.js';
 import type { Logger } from '../logging.js';
 import { DEFAULT_PRINTER_ROLE } from '../protocol/print-protocol.js';
@@ -61,7 +68,7 @@ export type CatchUpStore = Pick<
   | 'getCatchUpCursor'
   | 'setCatchUpCursor'
   | 'clearCatchUpCursor'
-  | 'enqueueRecord'
+  | 'enqueueOrder'
   | 'recordEvent'
   | 'getMeta'
   | 'setMeta'
@@ -77,8 +84,10 @@ export interface PollerOptions {
   windowMs: number;
   /** IANA zone of the service's createTime; default the host's zone. */
   timeZone?: string;
-  /** The printer role catch-up receipts go to. */
+  /** A printer role every catch-up order goes to, instead of the routing rules (tests). */
   printer?: string;
+  /** The store's routing rules (issue 18); default: the payment receipt on the receipt role. */
+  routing?: readonly RoutingRule[];
   /** This store's restaurantNo and branchIdentifier at the service: other records are refused. */
   restaurantNo?: string;
   branchIdentifier?: string;
@@ -378,8 +387,15 @@ export class CatchUpPoller extends EventEmitter<PollerEvents> {
     const reading = this.options.clockSync?.current();
     const trusted = reading === undefined || reading.synchronized;
     const stale = trusted ? this.staleness(record.createTime) : null;
-    const result = this.store.enqueueRecord(record, {
-      printer: this.options.printer ?? DEFAULT_PRINTER_ROLE,
+    // The same routing as an instruction's (issue 18): one job per role, deduped per order and
+    // role, so an order MQTT already brought prints nothing twice.
+    const rules = this.options.routing ?? DEFAULT_ROUTING;
+    const named = this.options.printer !== undefined;
+    const routes = named
+      ? [namedRoute(this.options.printer!, rules)]
+      : routeOrder(routableRecord(record), rules);
+    const results = this.store.enqueueOrder({ kind: 'record', record }, routes, {
+      named,
       advanceCursor,
       ...(stale ? { failed: stale } : {}),
       ...(trusted
@@ -393,21 +409,30 @@ export class CatchUpPoller extends EventEmitter<PollerEvents> {
             ],
           }),
     });
-    if (result.status === 'duplicate') {
+    const stored = results.flatMap(({ result }) => (result.status === 'inserted' ? [result] : []));
+    if (stored.length === 0) {
       // Quiet (decision 46): the window overlaps itself every round, and MQTT usually won.
       summary.duplicates++;
       return;
     }
+    // `id`: the first job's row (the receipt's, with the default routing); `ids` when several.
+    const ids =
+      stored.length === 1 ? { id: stored[0]!.job.id } : { ids: stored.map((r) => r.job.id) };
     if (stale) {
       summary.stale++;
       this.log.warn(
-        { orderNo: record.orderInnerNo, createTime: record.createTime, id: result.job.id },
+        { orderNo: record.orderInnerNo, createTime: record.createTime, ...ids },
         'stale order reported, not printed',
       );
     } else {
       summary.queued++;
       this.log.info(
-        { orderNo: record.orderInnerNo, createTime: record.createTime, id: result.job.id },
+        {
+          orderNo: record.orderInnerNo,
+          createTime: record.createTime,
+          ...ids,
+          printers: stored.map((r) => r.job.printer),
+        },
         'missed order queued by catch-up',
       );
     }

@@ -23,6 +23,7 @@ interface AgentStatusAnswer {
   broker: { connected: boolean };
   printers: Array<{
     id: string;
+    roles?: string[];
     state: string;
     paper: string;
     queue: { pending: number; oldestPendingSec: number };
@@ -49,7 +50,7 @@ function describeStatus(s: AgentStatusAnswer): string {
   if (s.fault) lines.push(`FAULT ${s.fault.code}: ${s.fault.message}`);
   for (const p of s.printers)
     lines.push(
-      `printer ${p.id}: ${p.state} (paper ${p.paper}), ${p.queue.pending} pending` +
+      `printer ${p.id}${p.roles && !(p.roles.length === 1 && p.roles[0] === p.id) ? ` (${p.roles.join(', ')})` : ''}: ${p.state} (paper ${p.paper}), ${p.queue.pending} pending` +
         (p.queue.pending > 0 ? `, oldest ${p.queue.oldestPendingSec} s` : '') +
         `, last printed ${p.lastPrintedAt ?? 'never'}`,
     );

@@ -7,7 +7,12 @@ import { printInstructionSchema } from '../protocol/print-protocol.js';
 import { describeIssues, parseWith } from '../protocol/validation.js';
 import { receiptOptionsSchema } from '../receipt/options.js';
 import { getProfile, type PrinterProfile } from '../receipt/profile.js';
-import { type ReceiptSource, type Rendered, renderReceipt } from '../receipt/render.js';
+import {
+  type ReceiptSource,
+  type RenderDocument,
+  type Rendered,
+  renderReceipt,
+} from '../receipt/render.js';
 import { type CliContext, type CliIo, readJsonObject } from './io.js';
 
 const FORMATS = ['text', 'escpos', 'hex', 'svg', 'png'] as const;
@@ -47,6 +52,7 @@ export function renderFile(
   file: string,
   profile: PrinterProfile,
   optionsFile?: string,
+  document?: RenderDocument,
 ): Rendered {
   let options = receiptOptionsSchema.parse({});
   if (optionsFile) {
@@ -55,7 +61,12 @@ export function renderFile(
       throw new AgentError('INPUT_INVALID', `${optionsFile}: ${describeIssues(parsed.issues)}`);
     options = parsed.value;
   }
-  const rendered = renderReceipt({ source: readReceiptSource(io, file), profile, options });
+  const rendered = renderReceipt({
+    source: readReceiptSource(io, file),
+    profile,
+    options,
+    ...(document ? { document } : {}),
+  });
   for (const warning of rendered.warnings) io.stderr.write(`warning: ${warning}\n`);
   return rendered;
 }
@@ -94,16 +105,39 @@ export function registerRender(program: Command, { io }: CliContext): void {
       '--options <file>',
       'receipt options JSON: header, footer, money {currency, locale, display}, qr',
     )
-    .action(async (file: string, opts: { profile: string; format: Format; options?: string }) => {
-      const profile = getProfile(opts.profile);
-      const rendered = renderFile(io, file, profile, opts.options);
-      if (opts.format === 'text') io.stdout.write(rendered.text);
-      else if (opts.format === 'hex') io.stdout.write(hexDump(rendered.bytes));
-      else if (opts.format === 'svg' || opts.format === 'png') {
-        // The emulator's room draws what its decoder reads: loaded only for a picture.
-        const { bytesToSvg, svgToPng } = await import('../emulator/index.js');
-        const svg = bytesToSvg(rendered.bytes, { columns: profile.fonts.A.columns });
-        io.stdout.write(opts.format === 'svg' ? svg : await svgToPng(svg));
-      } else io.stdout.write(rendered.bytes);
-    });
+    .option(
+      '--kitchen [role]',
+      'the kitchen ticket for this printer role (default kitchen) instead of the payment receipt',
+      (v: string) => {
+        if (!/^[A-Za-z0-9._-]{1,64}$/.test(v))
+          throw new InvalidArgumentError(
+            'must be 1 to 64 letters, digits, dot, dash or underscore',
+          );
+        return v;
+      },
+    )
+    .action(
+      async (
+        file: string,
+        opts: { profile: string; format: Format; options?: string; kitchen?: string | true },
+      ) => {
+        const profile = getProfile(opts.profile);
+        const role = opts.kitchen === true ? 'kitchen' : opts.kitchen;
+        const rendered = renderFile(
+          io,
+          file,
+          profile,
+          opts.options,
+          role === undefined ? undefined : { layout: 'kitchen', role },
+        );
+        if (opts.format === 'text') io.stdout.write(rendered.text);
+        else if (opts.format === 'hex') io.stdout.write(hexDump(rendered.bytes));
+        else if (opts.format === 'svg' || opts.format === 'png') {
+          // The emulator's room draws what its decoder reads: loaded only for a picture.
+          const { bytesToSvg, svgToPng } = await import('../emulator/index.js');
+          const svg = bytesToSvg(rendered.bytes, { columns: profile.fonts.A.columns });
+          io.stdout.write(opts.format === 'svg' ? svg : await svgToPng(svg));
+        } else io.stdout.write(rendered.bytes);
+      },
+    );
 }

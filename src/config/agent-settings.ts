@@ -36,6 +36,7 @@ export function settingsFrom(config: AgentConfig): AgentSettings {
       statusIntervalMs: p.statusIntervalMs,
       confirmTimeoutMs: p.confirmTimeoutSec * 1000,
     })),
+    routing: config.routing,
     receipt: {
       header: config.receipt.header,
       footer: config.receipt.footer,

@@ -65,6 +65,7 @@ export function crossFieldIssues(value: unknown): Issue[] {
     });
 
   issues.push(...printerIssues(value.printers));
+  issues.push(...routingIssues(value.routing, value.printers));
 
   const catchUp = section(value, 'catchUp');
   if (catchUp.enabled !== false) {
@@ -162,6 +163,48 @@ function printerIssues(printers: unknown): Issue[] {
       message: `must include a printer for the ${DEFAULT_PRINTER_ROLE} role (id ${DEFAULT_PRINTER_ROLE} or ${DEFAULT_PRINTER_ROLE} in its roles)`,
     });
   }
+  return issues;
+}
+
+/**
+ * Routing rules (issue 18): one rule per role, each role served by a printer (a ticket routed to
+ * no printer would wait for ever), and item filters only on tickets: a payment receipt lists the
+ * whole order.
+ */
+function routingIssues(routing: unknown, printers: unknown): Issue[] {
+  if (!Array.isArray(routing)) return [];
+  const served = new Set<string>();
+  if (Array.isArray(printers))
+    for (const printer of printers) {
+      if (!isRecord(printer)) continue;
+      const roles = Array.isArray(printer.roles) ? printer.roles : [printer.id];
+      for (const role of roles) if (typeof role === 'string') served.add(role);
+    }
+  const issues: Issue[] = [];
+  const seen = new Map<string, number>();
+  routing.forEach((rule, index) => {
+    if (!isRecord(rule) || typeof rule.role !== 'string') return;
+    const first = seen.get(rule.role);
+    if (first !== undefined)
+      issues.push({
+        path: ['routing', index, 'role'],
+        message: `must be unique; routing[${first}] already routes to role ${rule.role}`,
+      });
+    else seen.set(rule.role, index);
+    if (served.size > 0 && !served.has(rule.role))
+      issues.push({
+        path: ['routing', index, 'role'],
+        message: `no printer serves role ${rule.role}: add it to a printer's roles`,
+      });
+    const layout = rule.layout ?? (rule.role === DEFAULT_PRINTER_ROLE ? 'receipt' : 'kitchen');
+    if (layout === 'receipt')
+      for (const key of ['items', 'skus'])
+        if (Array.isArray(rule[key]))
+          issues.push({
+            path: ['routing', index, key],
+            message: 'applies only to the kitchen layout: a payment receipt lists the whole order',
+          });
+  });
   return issues;
 }
 

@@ -208,6 +208,7 @@ export function resolveConfig(
     },
     keys: file.keys,
     printers: file.printers,
+    routing: file.routing,
     receipt: file.receipt,
     stateDir: file.stateDir,
     catchUp: file.catchUp,

@@ -7,21 +7,27 @@
  * Secrets (`storeKey`, `mqtt.password`) may be given inline or as file paths; the file forms are
  * read by `load.ts`, which also derives `storeId` and `mqtt.clientId`. Nothing here reads a secret.
  *
- * Rooms: this file imports `protocol/` and three leaf modules that describe data the config points
+ * Rooms: this file imports `protocol/` and four leaf modules that describe data the config points
  * at (`receipt/options.ts` for the receipt section, `receipt/profile.ts` for profile ids and their
- * code pages, `printer/printer-url.ts` for the printer URL grammar). None of them imports
+ * code pages, `printer/printer-url.ts` for the printer URL grammar, `jobs/routing.ts` for the
+ * routing rules' vocabulary). None of them imports
  * `config/`, so the dependency stays one-way (docs/decisions.md, Configuration).
  */
 import { z } from 'zod';
 import { isAgentError } from '../errors.js';
 import { CLOCK_MODES } from '../host/clock-sync.js';
 import { DEFAULT_STATE_DIR } from '../host/paths.js';
+import { defaultLayout, LAYOUTS, ORDER_TYPE_NAMES } from '../jobs/routing.js';
 import { LOG_FORMATS, LOG_LEVELS } from '../logging.js';
 import { parsePrinterUrl } from '../printer/printer-url.js';
 import { STORE_KEY_MAX } from '../protocol/envelope.js';
 import { ANTI_REPLAY_DEFAULT_DAYS, DEDUPE_LEDGER_DAYS } from '../protocol/limits.js';
 import { moneyFormatSchema } from '../protocol/money.js';
-import { DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_TOPIC_PREFIX } from '../protocol/print-protocol.js';
+import {
+  DEFAULT_MAX_MESSAGE_BYTES,
+  DEFAULT_PRINTER_ROLE,
+  DEFAULT_TOPIC_PREFIX,
+} from '../protocol/print-protocol.js';
 import { DEFAULT_SIGNATURE_SCHEME, SIGNATURE_SCHEMES } from '../protocol/signing.js';
 import { text, typeError } from '../protocol/validation.js';
 import { receiptOptionsSchema } from '../receipt/options.js';
@@ -331,6 +337,61 @@ const printerSchema = z
     ...rest,
   }));
 
+/** A product name or SKU pattern of a routing rule: `*` stands for any run of characters. */
+const itemPattern = () =>
+  z
+    .string({ error: typeError('a string') })
+    .min(1, 'must not be empty')
+    .max(100, 'must be at most 100 characters');
+
+const routingRuleSchema = z
+  .strictObject({
+    role: role().describe('The printer role that gets a ticket (a printer must serve it).'),
+    layout: z
+      .enum(LAYOUTS, { error: `must be one of ${LAYOUTS.join(', ')}` })
+      .optional()
+      .describe(
+        'receipt: the payment receipt; kitchen: the kitchen ticket (no prices, quantities large). ' +
+          'Default: receipt for the receipt role, kitchen for any other.',
+      ),
+    orderTypes: z
+      .array(z.enum(ORDER_TYPE_NAMES, { error: `must be one of ${ORDER_TYPE_NAMES.join(', ')}` }), {
+        error: typeError('a list of order types'),
+      })
+      .min(1, 'must name at least one order type')
+      .max(3, 'must name at most 3 order types')
+      .optional()
+      .describe(
+        'Only orders of these types (table, queue, takeout). Orders pulled by catch-up have no ' +
+          'type and always match. Default: every order.',
+      ),
+    items: z
+      .array(itemPattern(), { error: typeError('a list of product name patterns') })
+      .min(1, 'must name at least one pattern')
+      .max(50, 'must name at most 50 patterns')
+      .optional()
+      .describe(
+        'Product name patterns (`*` any characters, case ignored): the ticket lists only the ' +
+          'matching items, and is not printed when none matches.',
+      ),
+    skus: z
+      .array(itemPattern(), { error: typeError('a list of SKU patterns') })
+      .min(1, 'must name at least one pattern')
+      .max(50, 'must name at most 50 patterns')
+      .optional()
+      .describe(
+        'SKU code patterns, like items (an item matches by name or SKU). Only orders pulled by ' +
+          'catch-up carry SKU codes.',
+      ),
+  })
+  .transform((r) => ({
+    role: r.role,
+    layout: r.layout ?? defaultLayout(r.role),
+    orderTypes: r.orderTypes ?? null,
+    items: r.items ?? null,
+    skus: r.skus ?? null,
+  }));
+
 const markingsSchema = z
   .strictObject({
     lateAfterMinutes: wholeNumber(1, 1440)
@@ -562,6 +623,16 @@ const baseSchema = z.strictObject({
     .min(1, 'must list at least one printer')
     .max(MAX_PRINTERS, `must list at most ${MAX_PRINTERS} printers`)
     .describe('The printers, 1 to 8. One of them must serve the receipt role.'),
+  routing: z
+    .array(routingRuleSchema, { error: typeError('a list of routing rules') })
+    .min(1, 'must list at least one rule')
+    .max(16, 'must list at most 16 rules')
+    .prefault([{ role: DEFAULT_PRINTER_ROLE }])
+    .describe(
+      'Which printer roles get a ticket for each order, one rule per role (issue 18). An ' +
+        'instruction that names a printer role prints only there. Default: the payment receipt ' +
+        'on the receipt role.',
+    ),
   receipt: receiptSchema.prefault({}),
   stateDir: filePath()
     .default(DEFAULT_STATE_DIR)

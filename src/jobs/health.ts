@@ -173,6 +173,7 @@ export class Health extends EventEmitter<{ change: [] }> {
         const lastPrinted = Math.max(0, ...own.map((q) => q.lastPrintedAt ?? 0));
         return {
           id: p.id,
+          roles: [...p.roles],
           state: condition?.state ?? 'unknown',
           paper: condition?.paper ?? 'unknown',
           coverOpen: condition?.coverOpen ?? null,

@@ -6,6 +6,7 @@
 import { MAX_JSON_DEPTH, tooDeep } from '../protocol/limits.js';
 import type { JobState, NewJobEvent } from '../protocol/print-protocol.js';
 import type { ReceiptMarkings } from '../receipt/model.js';
+import type { Layout } from './routing.js';
 
 export const JOB_SOURCES = ['mqtt', 'catch-up', 'command', 'local'] as const;
 export type JobSource = (typeof JOB_SOURCES)[number];
@@ -64,6 +65,13 @@ export interface Job {
    */
   notices: JobReason[];
   markings: ReceiptMarkings;
+  /**
+   * What an order's job prints (issue 18): the payment receipt or a kitchen ticket. A reprint
+   * prints its original's layout.
+   */
+  layout: Layout;
+  /** Indexes of the order's items a ticket lists (a routing rule's item filter); null: all. */
+  items: readonly number[] | null;
   /** Held for a person: the spooler skips it until `jobs retry`. */
   held: boolean;
   /** For a reprint: the row id of the original receipt job. */
@@ -96,6 +104,9 @@ export interface JobRow {
   /** Since schema version 3. */
   notices?: string;
   markings: string;
+  /** Since schema version 4. */
+  layout?: string;
+  items?: string | null;
   held: number;
   source_job: number | null;
   created_at: number;
@@ -160,6 +171,8 @@ export function jobFromRow(row: JobRow, parsed?: Pick<Job, 'payload' | 'payloadP
     warnings: parseJson<string[]>(row.warnings, []),
     notices: parseJson<JobReason[]>(row.notices ?? '[]', []),
     markings: parseJson<ReceiptMarkings>(row.markings, {}),
+    layout: row.layout === 'kitchen' ? 'kitchen' : 'receipt',
+    items: row.items == null ? null : itemIndexes(row.items),
     held: row.held !== 0,
     sourceJob: row.source_job,
     createdAt: row.created_at,
@@ -169,6 +182,14 @@ export function jobFromRow(row: JobRow, parsed?: Pick<Job, 'payload' | 'payloadP
     finishedAt: row.finished_at,
     updatedAt: row.updated_at,
   };
+}
+
+/** A stored item list; a hand-edited one that is not a list of indexes means all items. */
+function itemIndexes(text: string): number[] | null {
+  const value = parseJson<unknown>(text, null);
+  return Array.isArray(value) && value.every((i) => Number.isInteger(i) && i >= 0)
+    ? (value as number[])
+    : null;
 }
 
 /** The markings as the words printed on the receipt, for job events. */

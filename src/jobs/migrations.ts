@@ -120,6 +120,19 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE jobs ADD COLUMN notices TEXT NOT NULL DEFAULT '[]';
     `,
   },
+  {
+    version: 4,
+    description: 'routing: the layout of an order job and the items a ticket lists',
+    sql: `
+      -- Issue 18: an order becomes one job per routed role; the receipt role prints the payment
+      -- receipt, a kitchen role a ticket without prices. Both are kind 'receipt' (one per order
+      -- and role, the dedupe index above); the layout says which paper it is.
+      ALTER TABLE jobs ADD COLUMN layout TEXT NOT NULL DEFAULT 'receipt'
+        CHECK (layout IN ('receipt', 'kitchen'));
+      -- JSON list of the order's item indexes the ticket lists (a rule's item filter); NULL: all.
+      ALTER TABLE jobs ADD COLUMN items TEXT;
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.at(-1)!.version;

@@ -42,6 +42,12 @@ export interface RenderJobContext {
   options: ReceiptOptions;
   /** Add the LATE marking (decided by the spooler when the job's turn comes). */
   late: boolean;
+  /**
+   * With `late`: whole minutes since the agent stored the job, printed on a kitchen ticket (the
+   * agent's own clock on both ends, so no time zone or unsynchronized clock can make it wrong; a
+   * lower bound of the time since the order was placed, whose createTime the ticket shows too).
+   */
+  waitedMinutes?: number | null;
   /** The original receipt job of a reprint. */
   original: (job: Job) => Job | null;
   renderTestPage?: TestPageRenderer;
@@ -94,6 +100,8 @@ export function renderJob(job: Job, context: RenderJobContext): RenderedJob {
   }
   let copies = 1;
   let source: ReceiptSource;
+  // A reprint prints its original's paper: the receipt, or the kitchen ticket with its items.
+  let paper: Pick<Job, 'layout' | 'items'> = job;
   if (job.kind === 'reprint') {
     // A reprint prints the stored receipt of its order once, whatever the original's copies.
     const original = context.original(job);
@@ -104,6 +112,7 @@ export function renderJob(job: Job, context: RenderJobContext): RenderedJob {
       );
     }
     source = receiptSource(original).source;
+    paper = original;
   } else {
     const stored = receiptSource(job);
     source = stored.source;
@@ -115,6 +124,15 @@ export function renderJob(job: Job, context: RenderJobContext): RenderedJob {
     profile: context.profile,
     options: context.options,
     markings,
+    document:
+      paper.layout === 'kitchen'
+        ? {
+            layout: 'kitchen',
+            role: job.printer,
+            items: paper.items,
+            placedMinutesAgo: markings.late ? (context.waitedMinutes ?? null) : null,
+          }
+        : { layout: 'receipt' },
   });
   return {
     bytes: repeat(rendered.bytes, copies),

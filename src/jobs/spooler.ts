@@ -424,10 +424,12 @@ export class Spooler extends EventEmitter<SpoolerEvents> {
       typeof lane.config.profile === 'string'
         ? getProfile(lane.config.profile)
         : lane.config.profile;
+    const now = this.now();
     return renderJob(job, {
       profile,
       options: this.options.receiptOptions,
-      late: job.kind === 'receipt' && isLate(job.createdAt, this.now(), this.lateAfterMs),
+      late: job.kind === 'receipt' && isLate(job.createdAt, now, this.lateAfterMs),
+      waitedMinutes: Math.floor((now - job.createdAt) / 60_000),
       original: (j) => (j.sourceJob === null ? null : this.store.get(j.sourceJob)),
       renderTestPage: this.options.renderTestPage,
     });

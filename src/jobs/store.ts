@@ -39,6 +39,7 @@ import {
   PENDING_STATES,
   type StoredJobState,
 } from './job.js';
+import { type Route, routedJobId } from './routing.js';
 import { JobDatabase, type JobStoreOptions, sqlList } from './store/database.js';
 import { Dedupe, type Duplicate, type ExistingJob } from './store/dedupe.js';
 import { Meta } from './store/meta.js';
@@ -60,6 +61,22 @@ export type InsertResult =
       replaced?: ExistingJob;
     }
   | Duplicate;
+
+/** One route's outcome of `enqueueOrder`. */
+export interface RoutedInsert {
+  route: Route;
+  result: InsertResult;
+}
+
+/** An order to store: a verified instruction (`raw`: its param as received) or a record. */
+export type OrderInput =
+  | {
+      kind: 'instruction';
+      instruction: Omit<PrintInstruction, 'printer'>;
+      raw?: string;
+      source?: 'mqtt' | 'local';
+    }
+  | { kind: 'record'; record: OrderRecord; jobId?: string };
 
 export type InterruptedPolicy = 'reprint-marked' | 'hold';
 
@@ -99,6 +116,9 @@ interface NewJobRow {
   payload: string;
   markings: ReceiptMarkings;
   sourceJob: number | null;
+  /** Default: the payment receipt, every item. */
+  layout?: Route['layout'];
+  items?: readonly number[] | null;
 }
 
 /** Columns a transition may set besides `state` and `updated_at`. */
@@ -177,13 +197,9 @@ export class JobStore extends EventEmitter<StoreEvents> {
   // Inserting ----------------------------------------------------------------------------------
 
   /**
-   * Stores a verified print instruction (print-protocol §4). `raw` is the `param` string exactly
-   * as received; when given it is what the job keeps.
-   *
-   * - `failed`: store it finished, `failed` with this reason (a stale instruction, v1.1 §4
-   *   freshness: reported, not printed; `jobs retry` prints it). A duplicate stays a duplicate.
-   * - `warnings`: carried by the `queued` (or `failed`) event, e.g. CLOCK_UNSYNCHRONIZED.
-   * - `markings`: printed on the receipt from its first copy on (LATE decided at arrival).
+   * Stores a verified print instruction (print-protocol §4) as one job on its `printer` role, in
+   * the `route`'s layout (default: the payment receipt). `raw` is the `param` string exactly as
+   * received; when given it is what the job keeps. Options as `enqueueOrder`'s.
    */
   enqueueInstruction(
     instruction: PrintInstruction,
@@ -193,37 +209,26 @@ export class JobStore extends EventEmitter<StoreEvents> {
       failed?: JobReason;
       warnings?: readonly JobReason[];
       markings?: ReceiptMarkings;
+      route?: Route;
     } = {},
   ): InsertResult {
-    return this.insert(
+    const route = options.route ?? { role: instruction.printer, layout: 'receipt', items: null };
+    return this.enqueueOrder(
       {
-        source: options.source ?? 'mqtt',
-        kind: 'receipt',
-        jobId: instruction.jobId,
-        orderNo: instruction.orderNo,
-        commandId: null,
-        printer: instruction.printer,
-        payloadType: 'instruction',
-        payload: options.raw ?? JSON.stringify(instruction),
-        markings: options.markings ?? {},
-        sourceJob: null,
+        kind: 'instruction',
+        instruction,
+        ...(options.raw !== undefined ? { raw: options.raw } : {}),
+        ...(options.source ? { source: options.source } : {}),
       },
-      undefined,
-      {
-        ...(options.failed ? { failed: options.failed } : {}),
-        ...(options.warnings ? { warnings: options.warnings } : {}),
-      },
-    );
+      [route],
+      { ...options, named: true },
+    )[0]!.result;
   }
 
   /**
-   * Stores an order pulled by catch-up (print-protocol §8). Its jobId is `catch-up:ORDER_NO` unless
-   * given, so a catch-up that runs twice dedupes on the jobId as well as on the orderNo.
-   *
-   * - `failed`: store it finished, `failed` with this reason, instead of queued (a stale order:
-   *   reported, not printed; `jobs retry` prints it). A duplicate stays a duplicate.
-   * - `advanceCursor`: move the catch-up cursor to this order in the same transaction, whether it
-   *   was stored or a duplicate, so a crash never leaves the cursor ahead of (or behind) the jobs.
+   * Stores an order pulled by catch-up (print-protocol §8) as one job on `printer` (default the
+   * receipt role). Its jobId is `catch-up:ORDER_NO` unless given, so a catch-up that runs twice
+   * dedupes on the jobId as well as on the orderNo. Options as `enqueueOrder`'s.
    */
   enqueueRecord(
     record: OrderRecord,
@@ -231,33 +236,92 @@ export class JobStore extends EventEmitter<StoreEvents> {
       printer?: string;
       jobId?: string;
       failed?: JobReason;
-      /** Carried by the `queued` (or `failed`) event, e.g. CLOCK_UNSYNCHRONIZED. */
       warnings?: readonly JobReason[];
       advanceCursor?: boolean;
     } = {},
   ): InsertResult {
-    return this.insert(
-      {
-        source: 'catch-up',
-        kind: 'receipt',
-        jobId: options.jobId ?? `catch-up:${record.orderInnerNo}`,
-        orderNo: record.orderInnerNo,
-        commandId: null,
-        printer: options.printer ?? DEFAULT_PRINTER_ROLE,
-        payloadType: 'record',
-        payload: JSON.stringify(record),
-        markings: {},
-        sourceJob: null,
-      },
-      undefined,
-      {
-        ...(options.failed ? { failed: options.failed } : {}),
-        ...(options.warnings ? { warnings: options.warnings } : {}),
-        ...(options.advanceCursor
-          ? { alsoWrite: () => this.meta.putCatchUpCursor(record.orderInnerNo) }
-          : {}),
-      },
-    );
+    const role = options.printer ?? DEFAULT_PRINTER_ROLE;
+    return this.enqueueOrder(
+      { kind: 'record', record, ...(options.jobId !== undefined ? { jobId: options.jobId } : {}) },
+      [{ role, layout: 'receipt', items: null }],
+      { ...options, named: true },
+    )[0]!.result;
+  }
+
+  /**
+   * Stores one order as one job per route (issue 18, `routing.ts`), in one transaction: a crash
+   * stores all of them or none, and the broker's acknowledgement (or the catch-up cursor) follows
+   * only the commit. Each route's job is deduped on its own (jobId, and one per order and role:
+   * print-protocol v1.1 §4), so a redelivered order meets its own jobs and a second path to the same
+   * order (MQTT and catch-up) prints nothing twice.
+   *
+   * - `named`: the instruction named its role; its one job keeps the instruction's jobId.
+   * - `failed`: store the jobs finished, `failed` with this reason (a stale order: reported, not
+   *   printed; `jobs retry` prints it). A duplicate stays a duplicate.
+   * - `warnings`: carried by the `queued` (or `failed`) events, e.g. CLOCK_UNSYNCHRONIZED.
+   * - `markings`: printed from the first copy on (LATE decided at arrival).
+   * - `advanceCursor`: (records) move the catch-up cursor to this order in the same transaction,
+   *   whether its jobs were stored or duplicates, so a crash never leaves the cursor ahead of (or
+   *   behind) the jobs.
+   */
+  enqueueOrder(
+    order: OrderInput,
+    routes: readonly Route[],
+    options: {
+      named?: boolean;
+      failed?: JobReason;
+      warnings?: readonly JobReason[];
+      markings?: ReceiptMarkings;
+      advanceCursor?: boolean;
+    } = {},
+  ): RoutedInsert[] {
+    const base =
+      order.kind === 'instruction'
+        ? {
+            source: order.source ?? 'mqtt',
+            jobId: order.instruction.jobId,
+            orderNo: order.instruction.orderNo,
+            payloadType: 'instruction' as const,
+            payload: order.raw ?? JSON.stringify(order.instruction),
+          }
+        : {
+            source: 'catch-up' as const,
+            jobId: order.jobId ?? `catch-up:${order.record.orderInnerNo}`,
+            orderNo: order.record.orderInnerNo,
+            payloadType: 'record' as const,
+            payload: JSON.stringify(order.record),
+          };
+    const extra = {
+      ...(options.failed ? { failed: options.failed } : {}),
+      ...(options.warnings ? { warnings: options.warnings } : {}),
+    };
+    const results = this.db.write('storing a job', () => {
+      const now = this.db.now();
+      const inserted = routes.map((route) => ({
+        route,
+        result: this.insertRow(
+          {
+            ...base,
+            kind: 'receipt',
+            jobId: routedJobId(base.jobId, route.role, options.named === true),
+            commandId: null,
+            printer: route.role,
+            markings: options.markings ?? {},
+            sourceJob: null,
+            layout: route.layout,
+            items: route.items,
+          },
+          undefined,
+          extra,
+          now,
+        ),
+      }));
+      if (options.advanceCursor && order.kind === 'record')
+        this.meta.putCatchUpCursor(order.record.orderInnerNo);
+      return inserted;
+    });
+    this.afterInsert(results.map((r) => r.result));
+    return results;
   }
 
   /**
@@ -392,72 +456,85 @@ export class JobStore extends EventEmitter<StoreEvents> {
     extra: { failed?: JobReason; warnings?: readonly JobReason[]; alsoWrite?: () => void } = {},
   ): InsertResult {
     const result = this.db.write('storing a job', (): InsertResult => {
-      const now = this.db.now();
-      // A duplicate changes nothing and writes nothing: whether it deserves an answer is the
-      // caller's call (the MQTT inbox answers `duplicate`; catch-up re-reads its trailing window
-      // every round and must not flood the service with duplicates of its own overlap).
-      const duplicate = this.dedupe.find(row);
-      const failed = extra.failed ?? null;
-      if (duplicate && staleCatchUpRecord(duplicate, row)) {
-        // The catch-up record was only judged by the agent's own clock against catchUp.maxAgeMinutes
-        // and never printed; the signed instruction for the same order and role is the service's
-        // own word, judged by its own rule (freshness). It takes the row over instead of being
-        // answered `duplicate`, so a clock that ran ahead cannot cost the receipt.
-        const job = this.takeOver(duplicate.job!, row, failed, now);
-        this.outbox.add(
-          'job',
-          jobEvent(job, failed ? 'failed' : 'queued', now, failed, extra.warnings),
-          now,
-        );
-        extra.alsoWrite?.();
-        return { status: 'inserted', job, replaced: duplicate.existing };
-      }
-      if (duplicate) {
-        extra.alsoWrite?.();
-        return duplicate;
-      }
-      const full = complete ? complete(row) : row;
-      const info = this.db
-        .statement(
-          `INSERT INTO jobs (source, kind, job_id, order_no, command_id, printer, payload_type, payload,
-           state, markings, source_job, created_at, queued_at, updated_at, finished_at,
-           last_error_code, last_error_message)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        )
-        .run(
-          full.source,
-          full.kind,
-          full.jobId,
-          full.orderNo,
-          full.commandId,
-          full.printer,
-          full.payloadType,
-          full.payload,
-          failed ? 'failed' : 'queued',
-          JSON.stringify(full.markings),
-          full.sourceJob,
-          now,
-          now,
-          now,
-          failed ? now : null,
-          failed?.code ?? null,
-          failed?.message ?? null,
-        );
-      const job = this.mustGet(Number(info.lastInsertRowid));
+      const inserted = this.insertRow(row, complete, extra, this.db.now());
+      extra.alsoWrite?.();
+      return inserted;
+    });
+    this.afterInsert([result]);
+    return result;
+  }
+
+  /** After the commit of inserts: wake the reporter and the printers' loops. */
+  private afterInsert(results: readonly InsertResult[]): void {
+    const inserted = results.filter((r) => r.status === 'inserted');
+    if (inserted.length === 0) return;
+    this.emit('outbox');
+    for (const r of inserted) if (r.job.state === 'queued') this.emit('job', r.job.printer);
+    faultPoint('after-insert');
+  }
+
+  /** Inside a write transaction: one job row, or the duplicate its keys meet. */
+  private insertRow(
+    row: NewJobRow,
+    complete: ((row: NewJobRow) => NewJobRow) | undefined,
+    extra: { failed?: JobReason; warnings?: readonly JobReason[] },
+    now: number,
+  ): InsertResult {
+    // A duplicate changes nothing and writes nothing: whether it deserves an answer is the
+    // caller's call (the MQTT inbox answers `duplicate`; catch-up re-reads its trailing window
+    // every round and must not flood the service with duplicates of its own overlap).
+    const duplicate = this.dedupe.find(row);
+    const failed = extra.failed ?? null;
+    if (duplicate && staleCatchUpRecord(duplicate, row)) {
+      // The catch-up record was only judged by the agent's own clock against catchUp.maxAgeMinutes
+      // and never printed; the signed instruction for the same order and role is the service's
+      // own word, judged by its own rule (freshness). It takes the row over instead of being
+      // answered `duplicate`, so a clock that ran ahead cannot cost the receipt.
+      const job = this.takeOver(duplicate.job!, row, failed, now);
       this.outbox.add(
         'job',
         jobEvent(job, failed ? 'failed' : 'queued', now, failed, extra.warnings),
         now,
       );
-      extra.alsoWrite?.();
-      return { status: 'inserted', job };
-    });
-    if (result.status === 'inserted') {
-      this.emit('outbox');
-      if (result.job.state === 'queued') this.emit('job', result.job.printer);
-      faultPoint('after-insert');
+      return { status: 'inserted', job, replaced: duplicate.existing };
     }
-    return result;
+    if (duplicate) return duplicate;
+    const full = complete ? complete(row) : row;
+    const info = this.db
+      .statement(
+        `INSERT INTO jobs (source, kind, job_id, order_no, command_id, printer, payload_type, payload,
+         state, markings, source_job, created_at, queued_at, updated_at, finished_at,
+         last_error_code, last_error_message, layout, items)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(
+        full.source,
+        full.kind,
+        full.jobId,
+        full.orderNo,
+        full.commandId,
+        full.printer,
+        full.payloadType,
+        full.payload,
+        failed ? 'failed' : 'queued',
+        JSON.stringify(full.markings),
+        full.sourceJob,
+        now,
+        now,
+        now,
+        failed ? now : null,
+        failed?.code ?? null,
+        failed?.message ?? null,
+        full.layout ?? 'receipt',
+        full.items ? JSON.stringify(full.items) : null,
+      );
+    const job = this.mustGet(Number(info.lastInsertRowid));
+    this.outbox.add(
+      'job',
+      jobEvent(job, failed ? 'failed' : 'queued', now, failed, extra.warnings),
+      now,
+    );
+    return { status: 'inserted', job };
   }
 
   /** Inside `insert`'s transaction: the row of `stale` becomes the job `row` describes. */
@@ -465,6 +542,7 @@ export class JobStore extends EventEmitter<StoreEvents> {
     this.db
       .statement(
         `UPDATE jobs SET source = ?, job_id = ?, payload_type = ?, payload = ?, markings = ?,
+         layout = ?, items = ?,
          state = ?, attempts = 0, next_attempt_at = NULL, held = 0, warnings = '[]',
          last_error_code = ?, last_error_message = ?, queued_at = ?, updated_at = ?,
          finished_at = ?
@@ -476,6 +554,8 @@ export class JobStore extends EventEmitter<StoreEvents> {
         row.payloadType,
         row.payload,
         JSON.stringify(row.markings),
+        row.layout ?? 'receipt',
+        row.items ? JSON.stringify(row.items) : null,
         failed ? 'failed' : 'queued',
         failed?.code ?? null,
         failed?.message ?? null,

@@ -23,16 +23,25 @@ import { AgentError } from '../errors.js';
 import type { ClockReading, ClockSource } from '../host/clock-sync.js';
 import { faultPoint } from '../jobs/fault-points.js';
 import type { JobReason } from '../jobs/job.js';
-import type { JobStore } from '../jobs/store.js';
+import {
+  DEFAULT_ROUTING,
+  namedRoute,
+  type Route,
+  type RoutingRule,
+  routableInstruction,
+  routedJobId,
+  routeOrder,
+} from '../jobs/routing.js';
+import type { InsertResult, JobStore } from '../jobs/store.js';
 import type { Logger } from '../logging.js';
 import { type Opened, openEnvelope } from '../protocol/envelope.js';
 import { ANTI_REPLAY_DEFAULT_DAYS, mqttMaxPacketBytes } from '../protocol/limits.js';
 import {
   type Command,
   commandSchema,
+  type InboundInstruction,
   inboundInstructionSchema,
   type NewJobEvent,
-  type PrintInstruction,
 } from '../protocol/print-protocol.js';
 import type { RsaKey, SignatureScheme } from '../protocol/signing.js';
 import { formatTimestamp, wallClockMs } from '../protocol/time.js';
@@ -56,6 +65,8 @@ export interface InboxOptions {
   /** Whether the system clock can be trusted now; default: never (the rule is skipped). */
   clock?: ClockSource;
   now?: () => number;
+  /** The store's routing rules (issue 18); default: the payment receipt on the receipt role. */
+  routing?: readonly RoutingRule[];
 }
 
 const UNKNOWN_CLOCK: ClockSource = {
@@ -158,52 +169,18 @@ export class Inbox {
       // Crash test only (fault matrix row 1): dies after receiving, before the commit: no ack.
       faultPoint('inbox-before-commit');
       const fresh = this.freshness(instruction);
-      const result = this.store.enqueueInstruction(instruction, {
-        source: 'mqtt',
-        raw: opened.envelope.param,
-        ...fresh,
-      });
-      if (result.status === 'duplicate') {
-        this.log.info(
-          { jobId: instruction.jobId, orderNo: instruction.orderNo, matchedOn: result.matchedOn },
-          'duplicate instruction',
-        );
-        this.store.recordEvent(
-          this.event({
-            jobId: instruction.jobId,
-            orderNo: instruction.orderNo,
-            printer: instruction.printer,
-            state: 'duplicate',
-            reason: {
-              code: 'DUPLICATE',
-              message: `already stored (same ${result.matchedOn}), state ${result.existing.state}`,
-            },
-          }),
-        );
-      } else if (fresh.failed) {
-        this.log.warn(
-          {
-            jobId: instruction.jobId,
-            orderNo: instruction.orderNo,
-            id: result.job.id,
-            createTime: instruction.createTime,
-            code: fresh.failed.code,
-          },
-          `stale instruction stored failed, not printed: ${fresh.failed.message}`,
-        );
-      } else {
-        this.log.info(
-          {
-            jobId: instruction.jobId,
-            orderNo: instruction.orderNo,
-            id: result.job.id,
-            ...(fresh.warnings ? { warnings: fresh.warnings.map((w) => w.code) } : {}),
-            // A catch-up record judged stale by this agent's clock gave the order's row up.
-            ...(result.replaced ? { replacedStaleCatchUp: result.replaced.jobId } : {}),
-          },
-          'instruction queued',
-        );
-      }
+      // print-protocol v1.1 §4: a named role prints only there; otherwise the store's routing.
+      const rules = this.options.routing ?? DEFAULT_ROUTING;
+      const named = instruction.printer !== undefined;
+      const routes = named
+        ? [namedRoute(instruction.printer!, rules)]
+        : routeOrder(routableInstruction(instruction), rules);
+      const results = this.store.enqueueOrder(
+        { kind: 'instruction', instruction, raw: opened.envelope.param, source: 'mqtt' },
+        routes,
+        { named, ...fresh },
+      );
+      for (const { route, result } of results) this.noteStored(instruction, route, result, fresh);
       return 'ack';
     }
     const opened = openEnvelope(payload, { ...common, paramSchema: commandSchema });
@@ -211,12 +188,65 @@ export class Inbox {
     return this.command(opened.param, opened.envelope.param);
   }
 
+  /** Logs one route's outcome; a duplicate is answered with its event (print-protocol §4). */
+  private noteStored(
+    instruction: InboundInstruction,
+    route: Route,
+    result: InsertResult,
+    fresh: Freshness,
+  ): void {
+    if (result.status === 'duplicate') {
+      const jobId = routedJobId(instruction.jobId, route.role, instruction.printer !== undefined);
+      this.log.info(
+        { jobId, orderNo: instruction.orderNo, printer: route.role, matchedOn: result.matchedOn },
+        'duplicate instruction',
+      );
+      this.store.recordEvent(
+        this.event({
+          jobId,
+          orderNo: instruction.orderNo,
+          printer: route.role,
+          state: 'duplicate',
+          reason: {
+            code: 'DUPLICATE',
+            message: `already stored (same ${result.matchedOn}), state ${result.existing.state}`,
+          },
+        }),
+      );
+    } else if (fresh.failed) {
+      this.log.warn(
+        {
+          jobId: result.job.jobId,
+          orderNo: instruction.orderNo,
+          id: result.job.id,
+          createTime: instruction.createTime,
+          code: fresh.failed.code,
+        },
+        `stale instruction stored failed, not printed: ${fresh.failed.message}`,
+      );
+    } else {
+      this.log.info(
+        {
+          jobId: result.job.jobId,
+          orderNo: instruction.orderNo,
+          id: result.job.id,
+          printer: route.role,
+          ...(route.layout !== 'receipt' ? { layout: route.layout } : {}),
+          ...(fresh.warnings ? { warnings: fresh.warnings.map((w) => w.code) } : {}),
+          // A catch-up record judged stale by this agent's clock gave the order's row up.
+          ...(result.replaced ? { replacedStaleCatchUp: result.replaced.jobId } : {}),
+        },
+        'instruction queued',
+      );
+    }
+  }
+
   /**
    * print-protocol v1.1 §4 freshness. createTime has no zone: it is read in the service's zone, as
    * "now" is, and the two wall-clock values are subtracted (a day-scale limit makes a zone error
    * harmless). A createTime in the future is not stale.
    */
-  private freshness(instruction: PrintInstruction): Freshness {
+  private freshness(instruction: InboundInstruction): Freshness {
     const reading = this.clock.current();
     this.noteClock(reading);
     if (!reading.synchronized) {

@@ -70,28 +70,6 @@ export function drawerPulse(pin: 2 | 5, onMs = 100, offMs = 500): Uint8Array {
 }
 
 /**
- * Buzzer: Epson `ESC ( A pL pH fn n c t1 t2` (models with a buzzer unit) or the `ESC B n t` that
- * most Chinese clones use. `times` 1-9, `durationMs` per beep in 100 ms units for the clone form.
- */
-export function buzzer(kind: 'epson' | 'clone', times = 1, durationMs = 200): Uint8Array {
-  const n = Math.max(1, Math.min(9, Math.round(times)));
-  if (kind === 'clone')
-    return Uint8Array.of(0x1b, 0x42, n, Math.max(1, Math.min(9, Math.round(durationMs / 100))));
-  // ESC ( A pL=4 pH=0 fn=48 m=n(pattern 1..) c=times t=duration... : pattern A (m=1) for n beeps.
-  return Uint8Array.of(
-    0x1b,
-    0x28,
-    0x41,
-    0x04,
-    0x00,
-    0x30,
-    0x31,
-    n,
-    Math.max(1, Math.min(255, Math.round(durationMs / 100))),
-  );
-}
-
-/**
  * The answers `GS r 1` can give (Epson, "GS r" n=1): bits 0-1 roll paper near end, bits 2-3 roll
  * paper end, each pair both set or both clear; so only 00, 03, 0C and 0F. Any other byte is noise
  * (a drawer answer, an automatic status block, line noise), never a confirmation. A stray 00 from

@@ -68,9 +68,11 @@ export type PrintInstructionInput = z.input<typeof printInstructionSchema>;
  * The inbox compares it with its own storeId (IDENTITY_MISMATCH when it differs).
  */
 export const inboundInstructionSchema = withCompiledTwin(
-  z.object({ ...instructionShape, storeId: storeIdSchema }),
-  z.object({ ...instructionTwinShape, storeId: storeIdSchema }),
+  z.object({ ...instructionShape, storeId: storeIdSchema, printer: printerRole().optional() }),
+  z.object({ ...instructionTwinShape, storeId: storeIdSchema, printer: printerRole().optional() }),
 );
+/** `printer` stays absent when the service left it out: the store's routing decides (§4). */
+export type InboundInstruction = z.output<typeof inboundInstructionSchema>;
 
 export const COMMAND_TYPES = ['reprint', 'test-print', 'status'] as const;
 export type CommandType = (typeof COMMAND_TYPES)[number];
@@ -162,6 +164,8 @@ export type PrinterState = (typeof PRINTER_STATES)[number];
 
 export const printerStatusSchema = z.object({
   id: z.string(),
+  /** The roles this printer serves (issue 18: which paper goes where); absent from older agents. */
+  roles: z.array(z.string()).optional(),
   state: z.enum(PRINTER_STATES),
   paper: z.enum(['ok', 'near-end', 'out', 'unknown']),
   coverOpen: z.boolean().nullable(),

@@ -8,6 +8,7 @@
  *   FS & ... FS .                    CJK runs as GB18030 bytes (escpos-notes "CJK")
  *   ESC a n, GS ( k                  a centred QR code (model 2, module size 6, level M)
  *   ESC d n, GS V m 0                feed, then feed to the cutter and cut
+ *   ESC B n t | ESC ( A fn 48        the profile's buzzer (kitchen tickets only, after the cut)
  *
  * The bytes are exactly those ReceiptPrinterEncoder produced for the same layout before
  * (test/receipt/encode.test.ts compares the two over every golden receipt and random layouts):
@@ -27,6 +28,27 @@ const FS_DOT = [FS, 0x2e]; // FS .: leave it
 const CUT = { partial: [GS, 0x56, 0x42, 0x00], full: [GS, 0x56, 0x41, 0x00] } as const; // GS V m n: feed to the cutter, then cut
 const QR_SIZE = 6;
 const QR_LEVEL_M = 0x31;
+
+/**
+ * The buzzer as the profile says: `ESC B n t` (Chinese clones: n beeps of t x 50 ms), or Epson's
+ * `ESC ( A pL pH fn n c t` with fn 48, sound pattern 0x33, c beeps, t x 100 ms. The emulator
+ * decodes both (src/emulator/core/commands/paper-movement.ts).
+ */
+export function buzzerBytes(buzzer: NonNullable<PrinterProfile['buzzer']>): number[] {
+  if (buzzer.command === 'ESC B')
+    return [ESC, 0x42, buzzer.count, Math.max(1, Math.round(buzzer.durationMs / 50))];
+  return [
+    ESC,
+    0x28,
+    0x41,
+    4,
+    0,
+    0x30,
+    0x33,
+    buzzer.count,
+    Math.max(1, Math.round(buzzer.durationMs / 100)),
+  ];
+}
 
 /** A growing byte buffer: one allocation per doubling, not per command. */
 class Bytes {
@@ -149,6 +171,10 @@ export function encodeLayout(
       case 'cut':
         out.append(CUT[command.type]);
         codepageSelected = false;
+        break;
+      case 'buzzer':
+        // A layout asks for it only when its profile has a buzzer; any other printer stays quiet.
+        if (profile.buzzer) out.append(buzzerBytes(profile.buzzer));
         break;
     }
   }

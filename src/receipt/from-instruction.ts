@@ -65,6 +65,8 @@ export function receiptFromInstruction(instruction: PrintInstruction): Receipt {
     unitPrice: p.price,
     lineTotal: multiplyCents(p.price, p.quantity),
     options: [],
+    // Create parameters carry no SKU (order-api 2.9).
+    sku: null,
   }));
   const subtotal = sumCents(...items.map((i) => i.lineTotal));
 

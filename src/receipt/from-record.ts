@@ -50,6 +50,7 @@ export function receiptFromRecord(record: OrderRecord): Receipt {
           };
         }),
       })),
+      sku: clean.line(sku.skuNo, `${at}.skuNo`),
     };
   });
   const subtotal = sumCents(...items.map((i) => i.lineTotal));

@@ -1,6 +1,10 @@
-/** Receipt rendering: order -> model -> layout -> ESC/POS bytes and text twin. */
+/**
+ * Receipt rendering: order -> model -> layout (the receipt or a kitchen ticket) -> ESC/POS bytes
+ * and text twin.
+ */
 export * from './charset.js';
 export * from './encode.js';
+export * from './kitchen-layout.js';
 export * from './layout.js';
 export * from './model.js';
 export * from './options.js';

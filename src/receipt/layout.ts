@@ -1,8 +1,9 @@
 /**
  * Layout: a receipt and a printer profile become a list of layout commands, one per printed line
- * (plus QR, feed and cut). Every line is already mapped to what the printer can print, wrapped
- * and padded to the exact column count, so the ESC/POS encoder and the text twin render the
- * same thing and tests can assert on meaning before bytes.
+ * (plus QR, feed, cut and buzzer). Every line is already mapped to what the printer can print,
+ * wrapped and padded to the exact column count, so the ESC/POS encoder and the text twin render
+ * the same thing and tests can assert on meaning before bytes. The kitchen ticket
+ * (kitchen-layout.ts) is written on the same sheet, in the same styles.
  *
  * Alignment is done with spaces in normal size, never with `ESC a`, so that the text twin is
  * column-exact and a line's position never depends on printer state.
@@ -37,7 +38,9 @@ export type LayoutCommand =
   | { kind: 'line'; segments: Segment[] }
   | { kind: 'qr'; data: string }
   | { kind: 'feed'; lines: number }
-  | { kind: 'cut'; type: 'partial' | 'full' };
+  | { kind: 'cut'; type: 'partial' | 'full' }
+  /** Sound the profile's buzzer (`profile.buzzer` says how); only kitchen tickets beep. */
+  | { kind: 'buzzer' };
 
 /** Something the service should hear about a job that still prints (job event `warnings`). */
 export interface LayoutNotice {
@@ -67,8 +70,11 @@ export function layoutLength(commands: readonly LayoutCommand[]): number {
 
 type Align = 'left' | 'center' | 'right';
 
-/** Lays out lines for one printer; the only place that knows about columns. */
-class Sheet {
+/**
+ * Lays out lines for one printer; the only place that knows about columns. Every document (the
+ * receipt, the kitchen ticket, the test page) is written on one, so all of them fit alike.
+ */
+export class Sheet {
   readonly commands: LayoutCommand[] = [];
   readonly warnings: string[] = [];
   readonly notices: LayoutNotice[] = [];
@@ -211,10 +217,33 @@ function headOf(text: string, length: number): string {
   return text.slice(0, code >= 0xd800 && code <= 0xdbff ? length - 1 : length);
 }
 
-const BOLD: Style = { ...PLAIN, bold: true };
-const BIG: Style = { ...PLAIN, bold: true, width: 2, height: 2 };
-const TALL_BOLD: Style = { ...PLAIN, bold: true, height: 2 };
-const MARK: Style = { ...PLAIN, bold: true, invert: true };
+export const BOLD: Style = { ...PLAIN, bold: true };
+/** Order type, pick-up code, takeout number, kitchen quantities: read from across the counter. */
+export const BIG: Style = { ...PLAIN, bold: true, width: 2, height: 2 };
+export const TALL_BOLD: Style = { ...PLAIN, bold: true, height: 2 };
+/** Markings (REPRINT, POSSIBLE DUPLICATE, LATE, CUT): white on black, so nobody misses them. */
+export const MARK: Style = { ...PLAIN, bold: true, invert: true };
+
+/**
+ * The markings, first on every document: whoever hands out the receipt or the dish must see them.
+ */
+export function printMarkings(sheet: Sheet, markings: ReceiptMarkings = {}): void {
+  const m = markings;
+  if (m.reprint) {
+    sheet.text(` REPRINT #${m.reprint.count} `, { style: MARK, align: 'center' });
+    sheet.text(`Original: ${m.reprint.originalTime}`, { align: 'center' });
+  }
+  if (m.possibleDuplicate) sheet.text(' POSSIBLE DUPLICATE ', { style: MARK, align: 'center' });
+  if (m.late) sheet.text(' LATE ', { style: MARK, align: 'center' });
+  if (m.reprint || m.possibleDuplicate || m.late) sheet.blank();
+}
+
+/** The end of the paper: a cut where the model has a cutter, else a feed past the tear bar. */
+export function printPaperEnd(sheet: Sheet, profile: PrinterProfile): void {
+  if (profile.cutter === 'none')
+    sheet.commands.push({ kind: 'feed', lines: profile.tearFeedLines });
+  else sheet.commands.push({ kind: 'cut', type: profile.cutter });
+}
 
 /** The money format to print with: the symbol when the printer can print it, else the ISO code. */
 function printableMoney(format: MoneyFormat, charset: Charset): MoneyFormat {
@@ -245,15 +274,7 @@ export function layoutReceipt(input: LayoutInput): Layout {
   });
   if (options.header.length > 0) sheet.rule('=');
 
-  // Markings first: whoever hands out the receipt must see them.
-  const m = input.markings ?? {};
-  if (m.reprint) {
-    sheet.text(` REPRINT #${m.reprint.count} `, { style: MARK, align: 'center' });
-    sheet.text(`Original: ${m.reprint.originalTime}`, { align: 'center' });
-  }
-  if (m.possibleDuplicate) sheet.text(' POSSIBLE DUPLICATE ', { style: MARK, align: 'center' });
-  if (m.late) sheet.text(' LATE ', { style: MARK, align: 'center' });
-  if (m.reprint || m.possibleDuplicate || m.late) sheet.blank();
+  printMarkings(sheet, input.markings);
 
   if (r.banner) sheet.text(r.banner, { style: BIG, align: 'center' });
   if (r.pickUpNo) {
@@ -348,9 +369,7 @@ export function layoutReceipt(input: LayoutInput): Layout {
     }
   }
 
-  if (profile.cutter === 'none')
-    sheet.commands.push({ kind: 'feed', lines: profile.tearFeedLines });
-  else sheet.commands.push({ kind: 'cut', type: profile.cutter });
+  printPaperEnd(sheet, profile);
   sheet.finish();
   const length = layoutLength(sheet.commands);
   if (length > RECEIPT_MAX_LINES) {
@@ -411,9 +430,7 @@ export function layoutTestPage(input: {
     sheet.blank();
     sheet.qr('printer-agent test page');
   }
-  if (profile.cutter === 'none')
-    sheet.commands.push({ kind: 'feed', lines: profile.tearFeedLines });
-  else sheet.commands.push({ kind: 'cut', type: profile.cutter });
+  printPaperEnd(sheet, profile);
   sheet.finish();
   return { columns, commands: sheet.commands, warnings: sheet.warnings, notices: sheet.notices };
 }

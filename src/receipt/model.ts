@@ -23,6 +23,8 @@ export interface ReceiptItem {
   unitPrice: number;
   lineTotal: number;
   options: ReceiptOption[];
+  /** The record's SKU code (`skuNo`), for the kitchen; null when unknown (create parameters). */
+  sku: string | null;
 }
 
 /** A fee or adjustment line. `inTotal` false marks information the customer does not pay. */

@@ -50,6 +50,21 @@ export const profileSchema = z.object({
   confirm: z.enum(['process-id', 'status', 'none']),
   /** Whether the model answers real-time status (`DLE EOT`); cheap clones often stay silent. */
   realtimeStatus: z.boolean(),
+  /**
+   * The buzzer a kitchen ticket sounds once it is cut, or null when the model has none (or the
+   * kitchen should not hear it): `ESC B n t` of the Chinese clones, or Epson's `ESC ( A` fn 48.
+   * Receipts never beep.
+   */
+  buzzer: z
+    .object({
+      command: z.enum(['ESC B', 'ESC ( A']),
+      /** Beeps. */
+      count: z.number().int().min(1).max(9).default(2),
+      /** Length of one beep; sent in 50 ms (`ESC B`) or 100 ms (`ESC ( A`) units. */
+      durationMs: z.number().int().min(50).max(1000).default(200),
+    })
+    .nullable()
+    .default(null),
 });
 
 export type PrinterProfile = z.output<typeof profileSchema>;

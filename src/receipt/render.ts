@@ -1,6 +1,7 @@
 /**
  * The receipt room's front door: an order (print instruction or order record) and a printer
- * profile in; the model, the layout, ESC/POS bytes and the text twin out, with every warning.
+ * profile in; the model, the layout (the payment receipt or a kitchen ticket), ESC/POS bytes and
+ * the text twin out, with every warning.
  */
 import { AgentError, errorMessage } from '../errors.js';
 import type { OrderRecord } from '../protocol/order-record.js';
@@ -9,6 +10,7 @@ import { charsetFor } from './charset.js';
 import { encodeLayout } from './encode.js';
 import { receiptFromInstruction } from './from-instruction.js';
 import { receiptFromRecord } from './from-record.js';
+import { layoutKitchenTicket } from './kitchen-layout.js';
 import { type Layout, type LayoutNotice, layoutReceipt, layoutTestPage } from './layout.js';
 import type { Receipt, ReceiptMarkings } from './model.js';
 import type { ReceiptOptions } from './options.js';
@@ -19,11 +21,27 @@ export type ReceiptSource =
   | { kind: 'instruction'; instruction: PrintInstruction }
   | { kind: 'record'; record: OrderRecord };
 
+/**
+ * What to print of the order: the customer's payment receipt, or a kitchen ticket for a printer
+ * role (kitchen-layout.ts) listing `items` (indexes into the model's `items`; null: all), with how
+ * long ago the order was placed when the job prints late.
+ */
+export type RenderDocument =
+  | { layout: 'receipt' }
+  | {
+      layout: 'kitchen';
+      role: string;
+      items?: readonly number[] | null;
+      placedMinutesAgo?: number | null;
+    };
+
 export interface RenderInput {
   source: ReceiptSource;
   profile: PrinterProfile;
   options: ReceiptOptions;
   markings?: ReceiptMarkings;
+  /** Absent: the receipt. */
+  document?: RenderDocument;
 }
 
 export interface Rendered {
@@ -47,13 +65,25 @@ export function renderReceipt(input: RenderInput): Rendered {
   try {
     const receipt = toReceipt(input.source);
     const charset = charsetFor(input.profile);
-    const layout = layoutReceipt({
-      receipt,
-      profile: input.profile,
-      charset,
-      options: input.options,
-      markings: input.markings,
-    });
+    const doc = input.document ?? { layout: 'receipt' };
+    const layout =
+      doc.layout === 'kitchen'
+        ? layoutKitchenTicket({
+            receipt,
+            profile: input.profile,
+            charset,
+            role: doc.role,
+            items: doc.items,
+            placedMinutesAgo: doc.placedMinutesAgo,
+            markings: input.markings,
+          })
+        : layoutReceipt({
+            receipt,
+            profile: input.profile,
+            charset,
+            options: input.options,
+            markings: input.markings,
+          });
     return {
       receipt,
       layout,

@@ -3,7 +3,8 @@
  * Tests compare it with golden files and with what the emulator decodes from our bytes; the CLI
  * and logs show it. Styles do not show here (double-width text is written once, at its position);
  * a QR code is one line `[QR: content]` and the empty line its feed leaves; a cut ends the text;
- * a tear-off feed is blank lines.
+ * a tear-off feed is blank lines; the buzzer shows nothing (a sound leaves no mark on the paper,
+ * as the emulator's text shows none: it is an event in its JSON).
  */
 import type { Layout } from './layout.js';
 
@@ -27,6 +28,7 @@ export function layoutToText(layout: Layout): string {
         for (let i = 0; i < command.lines; i++) lines.push('');
         break;
       case 'cut':
+      case 'buzzer':
         break;
     }
   }

@@ -151,6 +151,8 @@ describe('job outcomes in the log', () => {
     warnings: [],
     notices: [],
     markings: {},
+    layout: 'receipt',
+    items: null,
     held: false,
     sourceJob: null,
     createdAt: 1_000,

@@ -76,8 +76,11 @@ export interface TestService {
   signature: ((body: string, signature: string | undefined) => string | undefined) | null;
   /** List requests held unanswered so far. */
   held(): number;
-  /** Creates an order (signed like a merchant's POS) named `name`; returns its orderNo. */
-  create(name: string): Promise<string>;
+  /**
+   * Creates an order (signed like a merchant's POS) named `name`, a table order of one product
+   * unless `param` overrides create parameters; returns its orderNo.
+   */
+  create(name: string, param?: Record<string, unknown>): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -130,7 +133,7 @@ export async function startService(
     tamper: null,
     signature: null,
     held: () => held.length,
-    async create(name: string) {
+    async create(name: string, extra: Record<string, unknown> = {}) {
       const res = await fetch(`${service.url}/open-api/order/create`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
@@ -144,6 +147,7 @@ export async function startService(
               orderType: 1,
               paymentWay: '2',
               paymentTransactionId: `M-${name}`.slice(0, 50),
+              ...extra,
             },
           }),
         ),

@@ -31,6 +31,24 @@ describe('printer-agent render', () => {
     assert.match(r.stdout, /\+ Toppings: Pearls/);
   });
 
+  it('--kitchen renders the kitchen ticket for a role: no amounts; a bad role name is refused', async () => {
+    const r = await runCliInProcess([
+      'render',
+      fixture,
+      '--profile',
+      'generic-58mm',
+      '--kitchen',
+      'bar',
+    ]);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /^ +BAR$/m);
+    assert.match(r.stdout, /Sinigang na Baboy/);
+    assert.doesNotMatch(r.stdout, /PHP|TOTAL|\d\.\d\d/);
+    const bad = await runCliInProcess(['render', fixture, '--kitchen', 'bar role!']);
+    assert.equal(bad.status, 2);
+    assert.match(bad.stderr, /--kitchen.*must be 1 to 64 letters, digits, dot, dash or underscore/);
+  });
+
   it('writes raw ESC/POS bytes starting with ESC @ and ending with the cut', async () => {
     const r = await runCliInProcess(['render', fixture, '--format', 'escpos']);
     assert.equal(r.status, 0, r.stderr);

@@ -162,6 +162,32 @@ const CASES: [string, Mutation, RegExp][] = [
     /^printers\[1\]\.roles\[0\]: role receipt is already served by printers\[0\]/,
   ],
   [
+    'a routing rule for a role no printer serves',
+    (r) => (r.routing = [{ role: 'receipt' }, { role: 'kitchen' }]),
+    /^routing\[1\]\.role: no printer serves role kitchen: add it to a printer's roles$/,
+  ],
+  [
+    'two routing rules for one role',
+    (r) => (r.routing = [{ role: 'receipt' }, { role: 'receipt', orderTypes: ['table'] }]),
+    /^routing\[1\]\.role: must be unique; routing\[0\] already routes to role receipt$/,
+  ],
+  [
+    'an item filter on the payment receipt',
+    (r) => (r.routing = [{ role: 'receipt', items: ['*beer*'] }]),
+    /^routing\[0\]\.items: applies only to the kitchen layout: a payment receipt lists the whole order$/,
+  ],
+  [
+    'an unknown order type in a routing rule',
+    (r) => (r.routing = [{ role: 'receipt', orderTypes: ['delivery'] }]),
+    /^routing\[0\]\.orderTypes\[0\]: must be one of table, queue, takeout$/,
+  ],
+  [
+    'an unknown layout',
+    (r) => (r.routing = [{ role: 'receipt', layout: 'label' }]),
+    /^routing\[0\]\.layout: must be one of receipt, kitchen$/,
+  ],
+  ['an empty routing table', (r) => (r.routing = []), /^routing: must list at least one rule$/],
+  [
     'code page the profile cannot select',
     (r) => (printer(r).codepage = 'cp1252'),
     /^printers\[0\]\.codepage: must be a code page profile generic-80mm can select: cp437/,

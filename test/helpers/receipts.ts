@@ -5,7 +5,7 @@ import { orderRecordSchema } from '../../src/protocol/order-record.js';
 import { printInstructionSchema } from '../../src/protocol/print-protocol.js';
 import type { ReceiptMarkings } from '../../src/receipt/model.js';
 import { type ReceiptOptions, receiptOptions } from '../../src/receipt/options.js';
-import type { ReceiptSource } from '../../src/receipt/render.js';
+import type { ReceiptSource, RenderDocument } from '../../src/receipt/render.js';
 import { ROOT } from './cli.js';
 
 export const ORDERS_DIR = join(ROOT, 'test', 'fixtures', 'orders');
@@ -69,6 +69,80 @@ export const GOLDEN_CASES: GoldenCase[] = [
     fixture: 'queue-online-pwd',
     profiles: ['epson-tm-t88vi'],
     options: receiptOptions({ money: { currency: 'PHP', locale: 'en-PH', display: 'code' } }),
+  },
+];
+
+export type KitchenDocument = Extract<RenderDocument, { layout: 'kitchen' }>;
+
+export interface KitchenCase {
+  name: string;
+  fixture: string;
+  profiles: string[];
+  document: KitchenDocument;
+  markings?: ReceiptMarkings;
+}
+
+const KITCHEN: KitchenDocument = { layout: 'kitchen', role: 'kitchen' };
+
+/**
+ * Kitchen tickets (issue 18), written to `kitchen.<name>.<profile>.txt`: every order type, order
+ * records with options, SKUs and a remark, CJK (also on the CJK clone, which has no cutter), a
+ * part of an order for another station, the markings, and a late ticket.
+ */
+export const KITCHEN_CASES: KitchenCase[] = [
+  {
+    name: 'table-offline-simple',
+    fixture: 'table-offline-simple',
+    profiles: BOTH,
+    document: KITCHEN,
+  },
+  { name: 'queue-online-pwd', fixture: 'queue-online-pwd', profiles: BOTH, document: KITCHEN },
+  { name: 'takeout-online-sc', fixture: 'takeout-online-sc', profiles: BOTH, document: KITCHEN },
+  {
+    name: 'takeout-offline-long-custom',
+    fixture: 'takeout-offline-long-custom',
+    profiles: BOTH,
+    document: KITCHEN,
+  },
+  { name: 'table-cjk', fixture: 'table-cjk', profiles: WITH_CJK, document: KITCHEN },
+  {
+    name: 'record-cjk-options',
+    fixture: 'record-cjk-options',
+    profiles: WITH_CJK,
+    document: KITCHEN,
+  },
+  {
+    name: 'record-options-remark',
+    fixture: 'record-options-remark',
+    profiles: BOTH,
+    document: KITCHEN,
+  },
+  {
+    name: 'queue-fifty-products',
+    fixture: 'queue-fifty-products',
+    profiles: ['generic-58mm'],
+    document: KITCHEN,
+  },
+  {
+    // Halo-halo and the water go to the bar; the adobo (item 0) to the kitchen.
+    name: 'bar-subset',
+    fixture: 'queue-online-pwd',
+    profiles: BOTH,
+    document: { layout: 'kitchen', role: 'bar', items: [1, 2] },
+  },
+  {
+    name: 'reprint-marked',
+    fixture: 'table-offline-simple',
+    profiles: BOTH,
+    document: KITCHEN,
+    markings: { reprint: { count: 2, originalTime: '2026-11-25 11:02:15' } },
+  },
+  {
+    name: 'late-placed',
+    fixture: 'takeout-online-sc',
+    profiles: BOTH,
+    document: { ...KITCHEN, placedMinutesAgo: 25 },
+    markings: { late: true },
   },
 ];
 

@@ -21,9 +21,10 @@ import {
 import { AgentError } from '../../src/errors.js';
 import { PrinterMonitor } from '../../src/printer/monitor.js';
 import { openPrinter } from '../../src/printer/open-printer.js';
-import { buzzer, type ConfirmMode, Printer } from '../../src/printer/printer.js';
+import { type ConfirmMode, Printer } from '../../src/printer/printer.js';
 import type { PrinterCondition } from '../../src/printer/status.js';
 import { UsbTransport } from '../../src/printer/usb-transport.js';
+import { buzzerBytes } from '../../src/receipt/encode.js';
 import { getProfile } from '../../src/receipt/profile.js';
 import { renderReceipt } from '../../src/receipt/render.js';
 import { attachEmulator, FakeUsbBus, FakeUsbPrinter, PID, VID } from '../helpers/fake-usb.js';
@@ -516,8 +517,12 @@ describe('drawer and buzzer are explicit operations', () => {
         'printing never opens the drawer',
       );
       await printer.openDrawer(2);
-      await printer.send(buzzer('clone', 2));
-      await printer.send(buzzer('epson', 1));
+      await printer.send(
+        Uint8Array.from(buzzerBytes({ command: 'ESC B', count: 2, durationMs: 200 })),
+      );
+      await printer.send(
+        Uint8Array.from(buzzerBytes({ command: 'ESC ( A', count: 1, durationMs: 200 })),
+      );
       await waitFor(
         'drawer and buzzers recorded',
         () => events().filter((e) => e.type !== 'cut' && e.type !== 'feed').length >= 3,

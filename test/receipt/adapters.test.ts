@@ -126,8 +126,16 @@ describe('receiptFromInstruction: fixtures', () => {
     assert.equal(r.orderNo, 'O202611250101');
     assert.equal(r.createTime, '2026-11-25 11:02:13');
     assert.deepEqual(r.items, [
-      { name: 'Sinigang na Baboy', quantity: 1, unitPrice: 24500, lineTotal: 24500, options: [] },
-      { name: 'Plain Rice', quantity: 2, unitPrice: 3000, lineTotal: 6000, options: [] },
+      // Create parameters carry no SKU.
+      {
+        name: 'Sinigang na Baboy',
+        quantity: 1,
+        unitPrice: 24500,
+        lineTotal: 24500,
+        options: [],
+        sku: null,
+      },
+      { name: 'Plain Rice', quantity: 2, unitPrice: 3000, lineTotal: 6000, options: [], sku: null },
     ]);
     assert.equal(r.subtotal, 30500); // 24500 + 2 x 3000
     assert.deepEqual(r.adjustments, [{ label: 'Service fee', amount: 3050, inTotal: true }]);
@@ -589,6 +597,7 @@ describe('receiptFromRecord: fixtures', () => {
         },
         { name: 'Sugar', items: [{ name: 'Less sugar', price: 0 }] }, // a list of one name
       ],
+      sku: 'P10-L', // skuNo, for the kitchen ticket
     });
     assert.deepEqual(r.items[1], {
       name: 'Beef tapa', // variant 2: the product name alone
@@ -596,6 +605,7 @@ describe('receiptFromRecord: fixtures', () => {
       unitPrice: 25500,
       lineTotal: 25500,
       options: [],
+      sku: null, // skuNo null
     });
     assert.equal(r.subtotal, 55500);
     assert.deepEqual(adjustment(r, /service/i), {

@@ -1,7 +1,7 @@
 /**
  * Reliability guarantee 9: text never becomes a command. Control bytes in every text field of an
  * instruction and of an order record must produce exactly the bytes the same order produces
- * without them: no ESC/GS/DLE/FS sequence other than those the layout emits, and never the
+ * without them, on the receipt and on the kitchen ticket: no ESC/GS/DLE/FS sequence other than those the layout emits, and never the
  * drawer kick `1B 70`.
  */
 import assert from 'node:assert/strict';
@@ -9,7 +9,11 @@ import { describe, it } from 'node:test';
 import { orderRecordSchema } from '../../src/protocol/order-record.js';
 import { printInstructionSchema } from '../../src/protocol/print-protocol.js';
 import { getProfile, loadProfiles } from '../../src/receipt/profile.js';
-import { type ReceiptSource, renderReceipt } from '../../src/receipt/render.js';
+import {
+  type ReceiptSource,
+  type RenderDocument,
+  renderReceipt,
+} from '../../src/receipt/render.js';
 import { ESC_POS_PAYLOADS, STORE_OPTIONS, stripControls } from '../helpers/receipts.js';
 
 const PAYLOADS = ESC_POS_PAYLOADS;
@@ -75,6 +79,7 @@ function record(textOf: (base: string, i: number) => string): ReceiptSource {
           productNo: 'P',
           productName: t('Noodles', 2),
           variant: 1,
+          skuNo: t('P-1', 7),
           skuName: t('Large', 3),
           count: 1,
           price: 2000,
@@ -103,27 +108,40 @@ function indexOfSequence(bytes: Uint8Array, seq: readonly number[]): number {
   return -1;
 }
 
+/** The payment receipt, and the kitchen ticket (options, SKU, remark in other places). */
+const DOCUMENTS: ReadonlyArray<RenderDocument> = [
+  { layout: 'receipt' },
+  { layout: 'kitchen', role: 'kitchen' },
+];
+
 describe('ESC/POS injection through text fields', () => {
   for (const profileId of loadProfiles().keys()) {
-    it(`instruction fields on ${profileId}: same bytes as without the control characters`, () => {
-      const profile = getProfile(profileId);
-      const dirty = renderReceipt({ source: instruction(inject), profile, options: STORE_OPTIONS });
-      const safe = renderReceipt({ source: instruction(clean), profile, options: STORE_OPTIONS });
-      assert.deepEqual(Buffer.from(dirty.bytes), Buffer.from(safe.bytes));
-      assert.equal(indexOfSequence(dirty.bytes, [0x1b, 0x70]), -1, 'no drawer kick');
-      assert.ok(
-        dirty.warnings.some((w) => /control or invisible character/.test(w)),
-        'removing characters is reported as a warning',
-      );
-    });
+    for (const document of DOCUMENTS) {
+      const on = `${profileId} (${document.layout})`;
+      it(`instruction fields on ${on}: same bytes as without the control characters`, () => {
+        const profile = getProfile(profileId);
+        const options = STORE_OPTIONS;
+        const dirty = renderReceipt({ source: instruction(inject), profile, options, document });
+        const safe = renderReceipt({ source: instruction(clean), profile, options, document });
+        assert.deepEqual(Buffer.from(dirty.bytes), Buffer.from(safe.bytes));
+        assert.equal(indexOfSequence(dirty.bytes, [0x1b, 0x70]), -1, 'no drawer kick');
+        assert.ok(
+          dirty.warnings.some((w) => /control or invisible character/.test(w)),
+          'removing characters is reported as a warning',
+        );
+      });
 
-    it(`order record fields on ${profileId}: same bytes as without the control characters`, () => {
-      const profile = getProfile(profileId);
-      const dirty = renderReceipt({ source: record(inject), profile, options: STORE_OPTIONS });
-      const safe = renderReceipt({ source: record(clean), profile, options: STORE_OPTIONS });
-      assert.deepEqual(Buffer.from(dirty.bytes), Buffer.from(safe.bytes));
-      assert.equal(indexOfSequence(dirty.bytes, [0x1b, 0x70]), -1, 'no drawer kick');
-    });
+      it(`order record fields on ${on}: same bytes as without the control characters`, () => {
+        const profile = getProfile(profileId);
+        const options = STORE_OPTIONS;
+        const dirty = renderReceipt({ source: record(inject), profile, options, document });
+        const safe = renderReceipt({ source: record(clean), profile, options, document });
+        assert.deepEqual(Buffer.from(dirty.bytes), Buffer.from(safe.bytes));
+        assert.equal(indexOfSequence(dirty.bytes, [0x1b, 0x70]), -1, 'no drawer kick');
+        if (document.layout === 'kitchen')
+          assert.ok(safe.text.includes(`SKU ${clean('P-1', 7)}`), 'the SKU, cleaned');
+      });
+    }
   }
 
   it('characters a code page keeps at control positions never reach the printer as control bytes', () => {

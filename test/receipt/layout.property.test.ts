@@ -1,7 +1,8 @@
 /**
  * Property test of the whole rendering (issue 3, "Done when"): for random valid orders and both
  * paper widths, no line exceeds the column count and every item name appears in full across its
- * wrapped lines; and text never becomes the drawer kick `1B 70`.
+ * wrapped lines; and text never becomes the drawer kick `1B 70`. The same holds for kitchen
+ * tickets (issue 18) of random parts of those orders, for random roles.
  *
  * Orders are built from CREATE_LIMITS (order-api 2.9 and §8) and obey the conditional rules of
  * order-api 4.2; every generated instruction is validated with printInstructionSchema, so an
@@ -274,6 +275,63 @@ describe('layout properties over random valid orders', () => {
           }
 
           // (c) no text ever turns into the drawer kick.
+          assert.equal(hasDrawerKick(rendered.bytes), false);
+        }),
+        { numRuns: NUM_RUNS },
+      );
+    });
+
+    it(`${id}: kitchen tickets fit ${columns} columns, list the chosen names in full and in order`, () => {
+      const ticketArb = instructionArb.chain((instruction) =>
+        fc.record({
+          instruction: fc.constant(instruction),
+          items: fc.option(
+            fc.uniqueArray(fc.integer({ min: 0, max: instruction.order.productInfo.length - 1 }), {
+              minLength: 1,
+            }),
+            { nil: null },
+          ),
+          role: fc.stringMatching(/^[A-Za-z0-9._-]{1,64}$/),
+          placedMinutesAgo: fc.option(fc.integer({ min: 0, max: 10_000 }), { nil: null }),
+        }),
+      );
+      fc.assert(
+        fc.property(ticketArb, ({ instruction, items, role, placedMinutesAgo }) => {
+          const rendered = renderReceipt({
+            source: { kind: 'instruction', instruction },
+            profile,
+            options: receiptOptions(),
+            document: { layout: 'kitchen', role, items, placedMinutesAgo },
+          });
+          for (const command of rendered.layout.commands) {
+            assert.notEqual(command.kind, 'qr');
+            if (command.kind !== 'line') continue;
+            const width = command.segments.reduce(
+              (sum, s) => sum + displayWidth(s.text) * s.style.width,
+              0,
+            );
+            assert.ok(width <= columns, `layout line is ${width} columns`);
+          }
+          for (const line of rendered.text.split('\n'))
+            assert.ok(displayWidth(line) <= columns, `text line ${JSON.stringify(line)}`);
+
+          // Names are the only tall, single-width text of a kitchen ticket.
+          const names = squeeze(
+            rendered.layout.commands
+              .flatMap((c) => (c.kind === 'line' ? c.segments : []))
+              .filter((s) => s.style.height === 2 && s.style.width === 1)
+              .map((s) => s.text)
+              .join(''),
+          );
+          const chosen = new Set(items ?? instruction.order.productInfo.map((_, i) => i));
+          let from = 0;
+          for (const [i, product] of instruction.order.productInfo.entries()) {
+            if (!chosen.has(i)) continue;
+            const printable = squeeze(charset.map(product.productName).text);
+            const at = names.indexOf(printable, from);
+            assert.ok(at >= 0, `item ${i} ${JSON.stringify(printable)} not found in order`);
+            from = at + printable.length;
+          }
           assert.equal(hasDrawerKick(rendered.bytes), false);
         }),
         { numRuns: NUM_RUNS },

@@ -1,0 +1,340 @@
+/**
+ * Issue 18, routing at the store, end to end: a real Mosquitto, the reference order service over
+ * HTTP (it leaves `printer` out of its instructions, print-protocol v1.1 §4), the agent in this
+ * process with two emulators on TCP: the counter (receipt role) and the kitchen (kitchen role, a
+ * profile with a buzzer). Routing: the payment receipt for every order, a kitchen ticket for table
+ * and queue orders. Observed from outside: tickets on each emulator's paper and job events.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import mqtt, { type MqttClient } from 'mqtt';
+import { Agent, type AgentSettings } from '../../src/agent.js';
+import type { RoundSummary } from '../../src/catchup/poller.js';
+import {
+  listenTcp,
+  renderText,
+  type TcpEndpoint,
+  type Ticket,
+  VirtualPrinter,
+} from '../../src/emulator/index.js';
+import { createLogger } from '../../src/logging.js';
+import { MqttPublisher } from '../../src/mqtt/publisher.js';
+import { buildEnvelope } from '../../src/protocol/envelope.js';
+import { type JobEvent, topics } from '../../src/protocol/print-protocol.js';
+import { deriveStoreId } from '../../src/protocol/store-id.js';
+import { receiptOptions } from '../../src/receipt/options.js';
+import {
+  APP_ID,
+  GatedPublisher,
+  SERVICE_PUBLIC_KEY_FILE,
+  STORE_KEY,
+  STORE_PRIVATE_KEY_FILE,
+  serviceSigningKey,
+  startService,
+  type TestService,
+} from '../catchup/harness.js';
+import { VirtualClock } from '../catchup/virtual-clock.js';
+import { Mosquitto, skipWithoutMosquitto } from '../helpers/mosquitto.js';
+import { waitFor } from '../helpers/waiting.js';
+
+const MINUTE = 60_000;
+const PREFIX = 'printer-agent/v1';
+const storeId = deriveStoreId(APP_ID, STORE_KEY);
+const t = topics(PREFIX, storeId);
+
+describe('routing: a receipt at the counter, a ticket in the kitchen', {
+  skip: skipWithoutMosquitto(),
+}, () => {
+  const clock = new VirtualClock();
+  let broker: Mosquitto;
+  const counter = new VirtualPrinter({ columns: 48 });
+  const kitchen = new VirtualPrinter({ columns: 48 });
+  let counterEnd: TcpEndpoint;
+  let kitchenEnd: TcpEndpoint;
+  let publisher: MqttPublisher;
+  let gate: GatedPublisher;
+  let service: TestService;
+  let client: MqttClient;
+  let agent: Agent;
+  const events: JobEvent[] = [];
+  /** Every instruction body the service published, by the orderNo inside its param. */
+  const published = new Map<string, string>();
+  const rounds: RoundSummary[] = [];
+
+  const ticketsOf = (printer: VirtualPrinter, orderNo: string): Ticket[] =>
+    printer.paper.tickets.filter((ticket) => renderText(ticket).includes(orderNo));
+  /** Distinct events (QoS 1 may deliver one twice) of an order, by eventId. */
+  const eventsOf = (orderNo: string): JobEvent[] => [
+    ...new Map(events.filter((e) => e.orderNo === orderNo).map((e) => [e.eventId, e])).values(),
+  ];
+  const printedOn = (orderNo: string, role: string) =>
+    eventsOf(orderNo).some((e) => e.printer === role && e.state === 'printed');
+
+  /** What no kitchen ticket may show: the currency, and the amounts of the orders made here. */
+  function assertNoAmounts(ticket: Ticket): void {
+    const text = renderText(ticket);
+    assert.doesNotMatch(text, /PHP|₱|\d+\.\d\d/, `an amount on the kitchen ticket:\n${text}`);
+  }
+
+  before(async () => {
+    broker = await Mosquitto.start();
+    counterEnd = await listenTcp(counter, { port: 0 });
+    kitchenEnd = await listenTcp(kitchen, { port: 0 });
+    publisher = new MqttPublisher({
+      url: broker.url,
+      topicPrefix: PREFIX,
+      clientId: 'order-service-routing',
+      onConnect: () => void service?.app.outbox.drain(),
+    });
+    gate = new GatedPublisher(publisher);
+    service = await startService({ clock, publisher: gate });
+    await waitFor('the service on the broker', () => publisher.connected, 10_000);
+
+    client = mqtt.connect(broker.url, { protocolVersion: 5, clientId: 'observer-routing' });
+    client.on('error', () => {});
+    client.on('message', (topic, payload) => {
+      if (topic === t.job) events.push(JSON.parse(payload.toString()) as JobEvent);
+      if (topic === t.print) {
+        const param = JSON.parse(JSON.parse(payload.toString()).param) as { orderNo: string };
+        published.set(param.orderNo, payload.toString());
+      }
+    });
+    await new Promise<void>((resolve) => client.once('connect', () => resolve()));
+    await client.subscribeAsync([t.job, t.print], { qos: 1 });
+
+    const dir = mkdtempSync(join(tmpdir(), 'pa-routing-'));
+    const settings: AgentSettings = {
+      appId: APP_ID,
+      storeKey: STORE_KEY,
+      storeId,
+      mqtt: {
+        url: broker.url,
+        protocolVersion: 5,
+        prefix: PREFIX,
+        clientId: `printer-agent-${storeId}`,
+        keepaliveSec: 10,
+        sessionExpirySec: 3600,
+        reconnectMinMs: 100,
+        reconnectMaxMs: 1000,
+        maxMessageBytes: 64 * 1024,
+      },
+      keys: { servicePublicKeyFile: SERVICE_PUBLIC_KEY_FILE, scheme: 'RSA-SHA256' },
+      printers: [
+        {
+          id: 'counter',
+          url: counterEnd.address,
+          profile: 'generic-80mm',
+          roles: ['receipt'],
+          statusIntervalMs: 200,
+        },
+        {
+          id: 'kitchen',
+          url: kitchenEnd.address,
+          profile: 'generic-80mm-buzzer',
+          roles: ['kitchen'],
+          statusIntervalMs: 200,
+        },
+      ],
+      routing: [
+        { role: 'receipt', layout: 'receipt', orderTypes: null, items: null, skus: null },
+        {
+          role: 'kitchen',
+          layout: 'kitchen',
+          orderTypes: ['table', 'queue'],
+          items: null,
+          skus: null,
+        },
+      ],
+      receipt: receiptOptions({ header: ['Routing Grill'] }),
+      lateAfterMinutes: null,
+      interruptedPolicy: 'reprint-marked',
+      stateDir: join(dir, 'state'),
+      statusIntervalMs: 5000,
+      retentionDays: 14,
+      freshness: { maxAgeMs: 7 * 24 * 60 * MINUTE, clock: 'synchronized' },
+      catchUp: {
+        baseUrl: service.url,
+        storePrivateKeyFile: STORE_PRIVATE_KEY_FILE,
+        intervalMs: 10 * MINUTE,
+        minIntervalMs: 10_000,
+        pageSize: 100,
+        maxAgeMs: 60 * MINUTE,
+        windowMs: 5 * MINUTE,
+        timeZone: 'UTC',
+        clock,
+      },
+    };
+    agent = await Agent.start(
+      settings,
+      createLogger({ level: 'warn', secrets: [STORE_KEY], destination: { write: () => {} } }),
+    );
+    agent.catchUp!.on('round', (s) => rounds.push(s));
+    await waitFor('the start-up rounds', () => rounds.length >= 1 && !agent.catchUp!.busy, 20_000);
+  });
+
+  after(async () => {
+    await agent?.stop();
+    await client?.endAsync(true);
+    await publisher?.close();
+    await service?.close();
+    await counterEnd?.close();
+    await kitchenEnd?.close();
+    await broker?.stop();
+  });
+
+  it('one order prints the receipt at the counter and a ticket without amounts in the kitchen', async () => {
+    const orderNo = await service.create('Adobo', {
+      productInfo: [
+        { productName: 'Chicken adobo', price: 18_500, quantity: 2 },
+        { productName: 'Iced tea', price: 6_000, quantity: 3 },
+      ],
+    });
+    await waitFor(
+      'both printed',
+      () => printedOn(orderNo, 'receipt') && printedOn(orderNo, 'kitchen'),
+      20_000,
+    );
+    const receipt = ticketsOf(counter, orderNo);
+    const ticket = ticketsOf(kitchen, orderNo);
+    assert.equal(receipt.length, 1);
+    assert.equal(ticket.length, 1);
+    assert.match(renderText(receipt[0]!), /TOTAL/);
+    assertNoAmounts(ticket[0]!);
+    assert.match(renderText(ticket[0]!), /Chicken adobo/);
+    assert.match(renderText(ticket[0]!), /KITCHEN/);
+    // The quantities in double size, read off the decoded paper (not our own text twin).
+    const quantity = ticket[0]!.lines.flatMap((l) => l.runs).find((r) => /^\s*2\s*x/.test(r.text));
+    assert.ok(quantity, 'a run with the quantity 2x');
+    assert.equal(quantity.width, 2);
+    assert.equal(quantity.height, 2);
+    // The profile's buzzer sounded once for the ticket, on the kitchen printer only.
+    const beeps = kitchen.paper.tickets.flatMap((k) => k.events).filter((e) => e.type === 'buzzer');
+    assert.ok(beeps.length >= 1, 'the kitchen buzzer');
+    assert.ok(counter.paper.tickets.every((k) => k.events.every((e) => e.type !== 'buzzer')));
+    // Each role's job reports on its own: the receipt keeps the instruction's jobId.
+    const printed = eventsOf(orderNo).filter((e) => e.state === 'printed');
+    const receiptJob = printed.find((e) => e.printer === 'receipt')!.jobId!;
+    assert.equal(printed.find((e) => e.printer === 'kitchen')!.jobId, `${receiptJob}#kitchen`);
+  });
+
+  it('a takeout order is not routed to the kitchen (its rule takes table and queue orders)', async () => {
+    const orderNo = await service.create('Pancit', {
+      orderType: 3,
+      deliveryFee: 5_000,
+      packingFee: 1_000,
+    });
+    await waitFor('the receipt', () => printedOn(orderNo, 'receipt'), 20_000);
+    assert.equal(ticketsOf(counter, orderNo).length, 1);
+    assert.ok(eventsOf(orderNo).every((e) => e.printer === 'receipt'));
+    assert.equal(ticketsOf(kitchen, orderNo).length, 0);
+  });
+
+  it('a redelivered instruction prints nothing twice: one duplicate per role', async () => {
+    const orderNo = await service.create('Sisig');
+    await waitFor(
+      'both printed',
+      () => printedOn(orderNo, 'receipt') && printedOn(orderNo, 'kitchen'),
+      20_000,
+    );
+    const body = published.get(orderNo);
+    assert.ok(body, 'the instruction seen on the broker');
+    await client.publishAsync(t.print, body, { qos: 1 });
+    await waitFor(
+      'two duplicates',
+      () => eventsOf(orderNo).filter((e) => e.state === 'duplicate').length === 2,
+      20_000,
+    );
+    const duplicates = eventsOf(orderNo).filter((e) => e.state === 'duplicate');
+    assert.deepEqual(duplicates.map((e) => e.printer).sort(), ['kitchen', 'receipt']);
+    assert.equal(ticketsOf(counter, orderNo).length, 1);
+    assert.equal(ticketsOf(kitchen, orderNo).length, 1);
+  });
+
+  it('kitchen paper out holds only the kitchen ticket; it prints after the refill', async () => {
+    kitchen.setFault('paper-out', true);
+    try {
+      const orderNo = await service.create('Lechon');
+      await waitFor('the receipt', () => printedOn(orderNo, 'receipt'), 20_000);
+      await waitFor(
+        'the kitchen ticket waiting for paper',
+        () =>
+          eventsOf(orderNo).some(
+            (e) =>
+              e.printer === 'kitchen' && e.state === 'waiting' && e.reason?.code === 'PAPER_OUT',
+          ),
+        20_000,
+      );
+      assert.equal(ticketsOf(counter, orderNo).length, 1);
+      assert.equal(ticketsOf(kitchen, orderNo).length, 0);
+      kitchen.setFault('paper-out', false);
+      await waitFor(
+        'the kitchen ticket after the refill',
+        () => printedOn(orderNo, 'kitchen'),
+        20_000,
+      );
+      assert.equal(ticketsOf(kitchen, orderNo).length, 1);
+    } finally {
+      kitchen.setFault('paper-out', false);
+    }
+  });
+
+  it('an order only catch-up finds produces both, each once', async () => {
+    gate.open = false;
+    let orderNo: string;
+    try {
+      orderNo = await service.create('Kare-kare');
+      const from = rounds.length;
+      clock.advance(10 * MINUTE);
+      await waitFor('a round', () => rounds.length > from && !agent.catchUp!.busy, 20_000);
+      await waitFor(
+        'both printed',
+        () => printedOn(orderNo, 'receipt') && printedOn(orderNo, 'kitchen'),
+        20_000,
+      );
+    } finally {
+      gate.open = true;
+    }
+    const printed = eventsOf(orderNo).filter((e) => e.state === 'printed');
+    assert.deepEqual(printed.map((e) => e.jobId).sort(), [
+      `catch-up:${orderNo}`,
+      `catch-up:${orderNo}#kitchen`,
+    ]);
+    // MQTT brings it late: a duplicate for each role, nothing printed again.
+    await service.app.outbox.drain();
+    await waitFor(
+      'the late instruction answered',
+      () => eventsOf(orderNo).filter((e) => e.state === 'duplicate').length === 2,
+      20_000,
+    );
+    assert.equal(ticketsOf(counter, orderNo).length, 1);
+    assert.equal(ticketsOf(kitchen, orderNo).length, 1);
+    assertNoAmounts(ticketsOf(kitchen, orderNo)[0]!);
+  });
+
+  it('a kitchen reprint prints the kitchen ticket again, marked REPRINT', async () => {
+    const orderNo = await service.create('Bulalo');
+    await waitFor('the kitchen ticket', () => printedOn(orderNo, 'kitchen'), 20_000);
+    const command = buildEnvelope({
+      appId: APP_ID,
+      storeKey: STORE_KEY,
+      key: serviceSigningKey,
+      param: {
+        storeId,
+        commandId: `C-reprint-${orderNo}`,
+        type: 'reprint',
+        orderNo,
+        printer: 'kitchen',
+      },
+    });
+    await client.publishAsync(t.command, JSON.stringify(command), { qos: 1 });
+    await waitFor('two kitchen tickets', () => ticketsOf(kitchen, orderNo).length === 2, 20_000);
+    const reprint = renderText(ticketsOf(kitchen, orderNo)[1]!);
+    assert.match(reprint, /REPRINT #1/);
+    assert.match(reprint, /KITCHEN/);
+    assertNoAmounts(ticketsOf(kitchen, orderNo)[1]!);
+    assert.equal(ticketsOf(counter, orderNo).length, 1, 'the counter printed nothing more');
+  });
+});
