@@ -12,7 +12,7 @@ import { QueryClient } from './catchup/query-client.js';
 import { loadCaFile } from './catchup/transport.js';
 import type { AgentMetrics } from './console/metrics.js';
 import type { ConsoleSettings, RunningConsole } from './console/server.js';
-import { errorMessage } from './errors.js';
+import { errorMessage, isAgentError } from './errors.js';
 import { type ClockSource, ClockSync } from './host/clock-sync.js';
 import { Health } from './jobs/health.js';
 import { logTransition } from './jobs/outcome-log.js';
@@ -31,7 +31,7 @@ import type { ConfirmMode, Printer } from './printer/printer.js';
 import { mqttMaxPacketBytes } from './protocol/limits.js';
 import { lastWill, topics } from './protocol/print-protocol.js';
 import { loadKeyFile, type SignatureScheme } from './protocol/signing.js';
-import type { ReceiptOptions } from './receipt/options.js';
+import type { LogoSettings, ReceiptLogo, ReceiptOptions } from './receipt/options.js';
 import { getProfile } from './receipt/profile.js';
 import { renderTestPage } from './receipt/render.js';
 import { VERSION } from './version.js';
@@ -59,6 +59,11 @@ export interface AgentSettings {
     confirmTimeoutMs?: number;
   }>;
   receipt: ReceiptOptions;
+  /**
+   * The store's logo file (config `receipt.logo`), converted once at start for every printer's
+   * profile into `receipt.logo`; absent or null: none.
+   */
+  logo?: LogoSettings | null;
   /** Which roles get a ticket for each order (issue 18); default: the receipt role's receipt. */
   routing?: readonly RoutingRule[];
   lateAfterMinutes: number | null;
@@ -143,7 +148,9 @@ export class Agent {
    * MQTT), then starts them in the same order: the broker connection last, once every room
    * behind the inbox can take what it delivers.
    */
-  static async start(settings: AgentSettings, log: Logger): Promise<Agent> {
+  static async start(given: AgentSettings, log: Logger): Promise<Agent> {
+    const logo = await storeLogo(given, log);
+    const settings: AgentSettings = { ...given, receipt: { ...given.receipt, logo: logo.images } };
     const store = JobStore.open({ stateDir: settings.stateDir, create: true });
     const jlog = log.child({ room: 'jobs' });
     jlog.info({ path: store.path }, 'job store open');
@@ -161,6 +168,7 @@ export class Agent {
         storeId: settings.storeId,
         version: VERSION,
         startedAt: new Date().toISOString(),
+        warnings: logo.warning ? [logo.warning] : [],
       },
       log.child({ room: 'jobs' }),
     );
@@ -239,6 +247,47 @@ export class Agent {
     }
     this.store.close();
     this.log.info('stopped');
+  }
+}
+
+/**
+ * The store's logo, read and converted once for every configured printer's profile (its code is
+ * loaded only when a logo is configured). A logo that cannot be used never stops the agent:
+ * receipts print without it, the status carries the problem as a warning (LOGO_UNREADABLE), and
+ * the journal has it once, naming the file.
+ */
+async function storeLogo(
+  settings: AgentSettings,
+  log: Logger,
+): Promise<{ images: ReceiptLogo | null; warning: { code: string; message: string } | null }> {
+  if (!settings.logo) return { images: null, warning: null };
+  const rlog = log.child({ room: 'receipt' });
+  const { loadLogo, logoBytes } = await import('./receipt/logo.js');
+  const profiles = settings.printers.map((p) => getProfile(p.profile));
+  try {
+    const images = await loadLogo(settings.logo, profiles);
+    for (const profile of new Set(profiles)) {
+      const image = images.images.get(profile.id)!;
+      rlog.info(
+        {
+          file: settings.logo.file,
+          profile: profile.id,
+          dots: `${image.width}x${image.height}`,
+          bytesPerReceipt: logoBytes(image, images.align),
+        },
+        'logo ready',
+      );
+    }
+    return { images, warning: null };
+  } catch (error) {
+    const reason = isAgentError(error)
+      ? error.toReason()
+      : { code: 'LOGO_UNREADABLE', message: errorMessage(error) };
+    rlog.warn(
+      { code: reason.code, file: settings.logo.file },
+      `${reason.message}; receipts print without the logo`,
+    );
+    return { images: null, warning: reason };
   }
 }
 

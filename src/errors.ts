@@ -25,6 +25,11 @@ export const ERROR_CODES = {
   },
   PROFILE_MISSING: { retryable: false, summary: 'no printer profile with this id' },
   RENDER_FAILED: { retryable: false, summary: 'the receipt cannot be rendered from this order' },
+  LOGO_UNREADABLE: {
+    retryable: false,
+    summary:
+      'the store logo (receipt.logo.file) is missing, unreadable, not a PNG or SVG image, or too large: config check and doctor fail; the running agent prints receipts without it and shows it in its status (`warnings`)',
+  },
   // Printers and their links.
   PRINTER_URL_INVALID: { retryable: false, summary: 'a printer URL cannot be understood' },
   PRINTER_UNREACHABLE: { retryable: true, summary: 'the printer link cannot be opened' },

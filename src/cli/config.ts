@@ -4,15 +4,25 @@
  * message of the config room contains a value).
  */
 import type { Command } from 'commander';
+import { openConfigFile, resolveConfigPath } from '../config/config-file.js';
 import { catchUpWarnings } from '../config/cross-field-rules.js';
 import { setConfigValue } from '../config/edit.js';
 import { CONFIG_PATH_ENV, DEFAULT_CONFIG_PATH } from '../config/env.js';
-import { type LoadedConfig, loadConfig } from '../config/load.js';
+import {
+  type LoadedConfig,
+  type LoadOptions,
+  loadConfig,
+  resolveConfig,
+  validateConfig,
+} from '../config/load.js';
 import { redactConfig } from '../config/redact.js';
 import { configJsonSchema, configReference } from '../config/reference.js';
 import { assertServiceCanRead } from '../config/service-access.js';
-import { isAgentError } from '../errors.js';
+import { AgentError, isAgentError } from '../errors.js';
 import { findServiceAccount, runningAsRoot } from '../host/service-account.js';
+import { describeIssues } from '../protocol/validation.js';
+import { logoIssues } from '../receipt/logo.js';
+import { getProfile } from '../receipt/profile.js';
 import type { CliContext } from './io.js';
 
 const CONFIG_OPTION = [
@@ -24,9 +34,12 @@ const CONFIG_OPTION = [
  * Runs `work`; a CONFIG_INVALID with field issues is printed one `path: message` per line and
  * exits 1 (decision 15), everything else goes to main()'s `CODE: message`.
  */
-function reportingIssues<T>(context: CliContext, work: () => T): T | undefined {
+async function reportingIssues<T>(
+  context: CliContext,
+  work: () => T | Promise<T>,
+): Promise<T | undefined> {
   try {
-    return work();
+    return await work();
   } catch (error) {
     if (!isAgentError(error) || error.code !== 'CONFIG_INVALID' || error.issues.length === 0)
       throw error;
@@ -38,6 +51,41 @@ function reportingIssues<T>(context: CliContext, work: () => T): T | undefined {
     context.exitCode = 1;
     return undefined;
   }
+}
+
+/**
+ * `loadConfig`, and the logo decoded for every printer's profile: a logo that cannot be used is a
+ * config error here (a technician must fix it), reported with the file's other problems, while
+ * the running agent prints without it and shows it in its status.
+ */
+async function checkedConfig(options: LoadOptions): Promise<LoadedConfig> {
+  const env = options.env ?? process.env;
+  const path = resolveConfigPath(options.configPath, env, options.cwd);
+  const { config: file } = validateConfig(openConfigFile(path).read(), {
+    file: path,
+    env,
+    cwd: options.cwd,
+  });
+  const logo = await logoIssues(
+    file.receipt.logo,
+    file.printers.map((p) => getProfile(p.profile)),
+  );
+  let resolved: Pick<LoadedConfig, 'config' | 'warnings'>;
+  try {
+    resolved = resolveConfig(file, { file: path });
+  } catch (error) {
+    if (logo.length === 0 || !isAgentError(error) || error.code !== 'CONFIG_INVALID') throw error;
+    throw new AgentError('CONFIG_INVALID', error.message, {
+      issues: [...error.issues, ...logo],
+      details: error.details,
+    });
+  }
+  if (logo.length > 0)
+    throw new AgentError('CONFIG_INVALID', `${path}: ${describeIssues(logo)}`, {
+      issues: logo,
+      details: { file: path },
+    });
+  return { path, file, ...resolved };
 }
 
 function printWarnings(context: CliContext, loaded: LoadedConfig): void {
@@ -58,9 +106,9 @@ export function registerConfig(program: Command, context: CliContext): void {
     .command('check')
     .description('validate the config file and the files it names; print every problem')
     .option(...CONFIG_OPTION)
-    .action((opts: { config?: string }) => {
-      const loaded = reportingIssues(context, () => {
-        const loaded = loadConfig(where(opts.config));
+    .action(async (opts: { config?: string }) => {
+      const loaded = await reportingIssues(context, async () => {
+        const loaded = await checkedConfig(where(opts.config));
         // Root reads every file: as root, what counts is what the service's account can read.
         const account = serviceAccount();
         if (account) assertServiceCanRead(account, loaded.file, loaded.path);
@@ -80,8 +128,8 @@ export function registerConfig(program: Command, context: CliContext): void {
       'print the effective configuration (file, environment, defaults) as JSON, secrets as ***',
     )
     .option(...CONFIG_OPTION)
-    .action((opts: { config?: string }) => {
-      const loaded = reportingIssues(context, () => loadConfig(where(opts.config)));
+    .action(async (opts: { config?: string }) => {
+      const loaded = await reportingIssues(context, () => loadConfig(where(opts.config)));
       if (!loaded) return;
       printWarnings(context, loaded);
       io.stdout.write(`${JSON.stringify(redactConfig(loaded.config), null, 2)}\n`);
@@ -97,8 +145,8 @@ export function registerConfig(program: Command, context: CliContext): void {
     .argument('<key>', 'dot path of the setting')
     .argument('<value>', 'new value: JSON when it parses (4, true, ["a"]), else a string')
     .option(...CONFIG_OPTION)
-    .action((key: string, value: string, opts: { config?: string }) => {
-      const path = reportingIssues(context, () =>
+    .action(async (key: string, value: string, opts: { config?: string }) => {
+      const path = await reportingIssues(context, () =>
         setConfigValue(key, value, { ...where(opts.config), serviceAccount: serviceAccount() }),
       );
       // The value is not echoed: it may be a secret.

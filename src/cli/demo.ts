@@ -36,6 +36,7 @@ import { type ConfigFileInput, loadConfig } from '../config/index.js';
 import { amountPaid, curlOrder, type SampleOrder, sampleOrders } from '../demo/sample-orders.js';
 import { curlCommand, orderNoOnReceipt, paperBox } from '../demo/terminal.js';
 import {
+  bitmapRows,
   LinkSlot,
   listenTcp,
   renderText,
@@ -67,6 +68,7 @@ import {
   parseResponse,
   topics,
 } from '../protocol/index.js';
+import { PESO_SIGN } from '../receipt/user-defined.js';
 import type { CliContext, CliIo, CliOutput } from './io.js';
 import { parseIntOption } from './options.js';
 import { loadServiceConfig, type RunningService, startOrderService } from './order-service.js';
@@ -74,7 +76,10 @@ import { loadServiceConfig, type RunningService, startOrderService } from './ord
 const APP_ID = 'demo-pos';
 const PROFILE = 'generic-80mm';
 const COLUMNS = 48;
-/** The peso sign is in no code page of the profile, so the receipts print `PHP`: so do we. */
+/**
+ * Amounts in the demo's own lines (`order ... created: ..., PHP 1,174.80`), which scripts read:
+ * plain ASCII, whatever the receipts print (`₱`, a user-defined character on this profile).
+ */
 const MONEY: MoneyFormat = { currency: 'PHP', locale: 'en-PH', display: 'code' };
 /** Generous: a receipt normally prints well under a second after its order is created. */
 const RECEIPT_DEADLINE_MS = 30_000;
@@ -138,6 +143,20 @@ function logDestination(fd: number, showErrors: () => boolean, stderr: CliOutput
 
 type PrintedTicket = { number: number; text: string; orderNo: string | null };
 
+/**
+ * A ticket's text with the agent's `₱` read back. The emulator shows a user-defined character as
+ * a private-use stand-in (it cannot know what a glyph means); the demo knows its agent prints
+ * `₱` with the glyph of src/receipt/user-defined.ts, so that glyph, dot for dot, is a `₱`.
+ */
+function paperText(ticket: Ticket): string {
+  let text = renderText(ticket);
+  for (const udc of ticket.userDefined) {
+    if (udc.code === PESO_SIGN.code && bitmapRows(udc).join('\n') === PESO_SIGN.rows.join('\n'))
+      text = text.replaceAll(udc.char, PESO_SIGN.char);
+  }
+  return text;
+}
+
 /** The emulator's paper as the demo needs it: each cut ticket's text, and waiting for one. */
 class Paper {
   readonly printed: PrintedTicket[] = [];
@@ -147,7 +166,7 @@ class Paper {
 
   constructor(printer: VirtualPrinter) {
     printer.on('ticket', (ticket: Ticket) => {
-      const text = renderText(ticket);
+      const text = paperText(ticket);
       const entry = { number: ticket.index + 1, text, orderNo: orderNoOnReceipt(text) };
       this.printed.push(entry);
       for (const wake of [...this.waiters]) wake();

@@ -1,6 +1,7 @@
 /**
  * `printer-agent doctor [--config FILE] [--json]`: checks what the agent needs to run, in order
- * (config, key files, secret files and their permissions, state dir, broker, printers, clock), and
+ * (config, key files, secret files and their permissions, the logo, state dir, broker, printers,
+ * clock), and
  * prints a checklist with a fix under each failure. Exit code 1 when any check failed.
  *
  * Only paths and rules are printed: secrets (storeKey, mqtt.password) are read to connect, never
@@ -29,7 +30,8 @@ import { STORE_KEY_MAX } from '../protocol/envelope.js';
 import { mqttMaxPacketBytes } from '../protocol/limits.js';
 import { loadKeyFile } from '../protocol/signing.js';
 import { deriveStoreId } from '../protocol/store-id.js';
-import { getProfile } from '../receipt/profile.js';
+import { LOGO_FIELD, LOGO_MAX_FILE_BYTES, loadLogo } from '../receipt/logo.js';
+import { getProfile, type PrinterProfile } from '../receipt/profile.js';
 import { catchUpChecks } from './doctor-catch-up.js';
 import type { CliContext } from './io.js';
 
@@ -182,6 +184,39 @@ function checkFiles(out: CheckLine[], file: ConfigFile): void {
             fix: `copy the file to ${path} (readable by the service user) or correct ${field}`,
           },
     );
+  }
+}
+
+/**
+ * The store logo, decoded and converted for every printer's profile as the agent does at start. A
+ * FAIL, though the agent still runs: it prints receipts without the logo until this is fixed.
+ */
+async function checkLogo(out: CheckLine[], file: ConfigFile): Promise<void> {
+  const logo = file.receipt.logo;
+  if (!logo) return;
+  const profiles: PrinterProfile[] = [];
+  for (const p of file.printers) {
+    try {
+      profiles.push(getProfile(p.profile));
+    } catch {
+      // reported by the printer checks
+    }
+  }
+  try {
+    const converted = await loadLogo(logo, profiles);
+    const sizes = [...new Set(profiles)].map((profile) => {
+      const image = converted.images.get(profile.id)!;
+      return `${image.width}x${image.height} dots on ${profile.id}`;
+    });
+    out.push({ status: 'ok', name: 'logo', detail: `${logo.file} (${sizes.join(', ')})` });
+  } catch (error) {
+    if (!isAgentError(error)) throw error;
+    out.push({
+      status: 'FAIL',
+      name: 'logo',
+      detail: error.message,
+      fix: `put the logo at ${logo.file} as PNG or SVG (at most ${LOGO_MAX_FILE_BYTES / 1024 / 1024} MB), or correct or remove ${LOGO_FIELD}; until then receipts print without it`,
+    });
   }
 }
 
@@ -503,6 +538,7 @@ export async function runDoctor(options: {
   if (loaded) {
     checkKeys(out, loaded.file);
     checkFiles(out, loaded.file);
+    await checkLogo(out, loaded.file);
     checkPermissions(out, loaded);
     checkServiceAccess(out, loaded, around.env);
     checkStateDir(out, loaded.file.stateDir);

@@ -31,6 +31,8 @@ interface AgentStatusAnswer {
   }>;
   unrouted?: Array<{ role: string; pending: number }>;
   fault?: { code: string; message: string } | null;
+  /** Problems that do not stop printing (LOGO_UNREADABLE). */
+  warnings?: Array<{ code: string; message: string }>;
   jobs: Record<string, number>;
   recent: Array<{
     id: number;
@@ -48,6 +50,7 @@ function describeStatus(s: AgentStatusAnswer): string {
     `agent ${s.agent?.version ?? '?'} (store ${s.storeId}, up since ${s.agent?.startedAt ?? '?'}): broker ${s.broker.connected ? 'connected' : 'NOT connected'}`,
   ];
   if (s.fault) lines.push(`FAULT ${s.fault.code}: ${s.fault.message}`);
+  for (const w of s.warnings ?? []) lines.push(`WARNING ${w.code}: ${w.message}`);
   for (const p of s.printers)
     lines.push(
       `printer ${p.id}${p.roles && !(p.roles.length === 1 && p.roles[0] === p.id) ? ` (${p.roles.join(', ')})` : ''}: ${p.state} (paper ${p.paper}), ${p.queue.pending} pending` +

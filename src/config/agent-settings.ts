@@ -43,6 +43,7 @@ export function settingsFrom(config: AgentConfig): AgentSettings {
       money: config.receipt.money,
       qr: config.receipt.qr,
     },
+    logo: config.receipt.logo ?? null,
     lateAfterMinutes: config.receipt.markings.lateAfterMinutes,
     interruptedPolicy: config.receipt.markings.possibleDuplicatePolicy,
     stateDir: config.stateDir,

@@ -30,7 +30,7 @@ import {
 } from '../protocol/print-protocol.js';
 import { DEFAULT_SIGNATURE_SCHEME, SIGNATURE_SCHEMES } from '../protocol/signing.js';
 import { text, typeError } from '../protocol/validation.js';
-import { receiptOptionsSchema } from '../receipt/options.js';
+import { LOGO_ALIGNS, LOGO_WIDTH_MM, receiptOptionsSchema } from '../receipt/options.js';
 import { loadProfiles, type PrinterProfile } from '../receipt/profile.js';
 import { crossFieldIssues } from './cross-field-rules.js';
 
@@ -70,6 +70,7 @@ export const PATH_FIELDS = [
   'console.certFile',
   'console.keyFile',
   'console.tokenFile',
+  'receipt.logo.file',
 ] as const;
 
 // ---------------------------------------------------------------------------------------------
@@ -410,8 +411,34 @@ const markingsSchema = z
   })
   .describe('Markings printed on receipts that came late or may be duplicates.');
 
+const logoSchema = z
+  .strictObject({
+    file: filePath().describe(
+      "PNG or SVG file of the logo (relative: to the config file's folder). At most 1 MB and " +
+        '4 million pixels; an SVG is drawn with shapes only (no linked or embedded images).',
+    ),
+    widthMm: wholeNumber(LOGO_WIDTH_MM.min, LOGO_WIDTH_MM.max)
+      .optional()
+      .describe(
+        "Printed width in millimetres; the height follows the image's proportions, at most 480 " +
+          "dots (60 mm at 203 dpi; a taller logo prints narrower). Default: the printer's whole " +
+          'print width (72 mm on 80 mm paper, 48 mm on 58 mm), never wider.',
+      ),
+    align: z
+      .enum(LOGO_ALIGNS, { error: `must be one of ${LOGO_ALIGNS.join(', ')}` })
+      .default('center')
+      .describe('Where the logo sits across the paper.'),
+  })
+  .describe(
+    'The store logo, printed first on every payment receipt (not on kitchen tickets), in black ' +
+      'and white dots made once when the agent starts. A missing or unusable file fails ' +
+      '`config check` and `doctor`; the running agent prints without it and reports ' +
+      'LOGO_UNREADABLE in its status warnings.',
+  );
+
 // The receipt section is the renderer's own options schema (one source of truth), made strict
-// so a misspelt key is reported instead of silently ignored.
+// so a misspelt key is reported instead of silently ignored. The logo is named here by its file;
+// the renderer gets the converted image (receipt/logo.ts), never the path.
 const receiptShape = receiptOptionsSchema.shape;
 const receiptSchema = z
   .strictObject({
@@ -421,6 +448,7 @@ const receiptSchema = z
       .prefault({})
       .describe(receiptShape.money.description ?? 'How amounts in cents are printed.'),
     markings: markingsSchema.prefault({}),
+    logo: logoSchema.optional(),
   })
   .describe('What the receipts look like.');
 

@@ -33,6 +33,7 @@ export const PAGE_HTML = `<!doctype html>
   .job img { width: 100%; max-width: 320px; border: 1px solid #ddd; margin-top: 8px; display: block; }
   .reason { color: #b71c1c; font-size: 13px; }
   #fault { display: none; background: #ffcdd2; padding: 8px 12px; border-radius: 6px; }
+  #warnings { display: none; background: #ffe0b2; padding: 8px 12px; border-radius: 6px; margin-top: 6px; white-space: pre-line; }
   #login { display: none; }
   input { font: inherit; padding: 8px; min-height: 40px; box-sizing: border-box; width: 100%; margin: 6px 0; }
 </style>
@@ -43,7 +44,7 @@ export const PAGE_HTML = `<!doctype html>
   <section id="login"><h2>Sign in</h2>
     <form id="login-form"><label>Access token<input id="token" type="password" autocomplete="current-password" required></label>
     <button type="submit">Sign in</button></form><p id="login-error" class="reason"></p></section>
-  <section id="printers-section"><h2>Printers</h2><div id="fault"></div><div id="printers"></div>
+  <section id="printers-section"><h2>Printers</h2><div id="fault"></div><div id="warnings"></div><div id="printers"></div>
     <p><button id="test-print" type="button">Print a test page</button></p></section>
   <section><h2>Queue</h2><div id="queue" class="muted"></div></section>
   <section><h2>Last jobs</h2><div id="jobs"></div></section>
@@ -115,6 +116,9 @@ async function refresh() {
   $("broker").className = "state " + (s.broker.connected ? "ok" : "bad");
   $("fault").style.display = s.fault ? "block" : "none";
   $("fault").textContent = s.fault ? s.fault.code + ": " + s.fault.message : "";
+  const warnings = s.warnings || [];
+  $("warnings").style.display = warnings.length ? "block" : "none";
+  $("warnings").textContent = warnings.map((w) => w.code + ": " + w.message).join("\\n");
   const printers = $("printers"); printers.textContent = "";
   for (const p of s.printers) {
     const row = document.createElement("div"); row.className = "printer"; row.dataset.printer = p.id;

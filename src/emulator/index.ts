@@ -54,11 +54,12 @@ export type {
   PaperImage,
   PaperLine,
   PaperOptions,
+  PaperUserDefined,
   TextRun,
   TextStyle,
   Ticket,
 } from './core/paper.js';
-export { paperGeometry, VirtualPaper } from './core/paper.js';
+export { paperGeometry, userDefinedChar, VirtualPaper } from './core/paper.js';
 export { matchRealtime, type RealtimeCommand, RealtimeScanner } from './core/realtime.js';
 export {
   bitmapRows,

@@ -10,6 +10,9 @@
  * - Building the status never throws: unreadable figures show the last ones read.
  * - Jobs for a role no printer serves (NO_PRINTER_FOR_ROLE) are listed per role in `unrouted`; a
  *   printer's queue is the sum over the roles it serves (its id need not be a role).
+ * - Warnings are problems found at start that do not stop printing (LOGO_UNREADABLE: receipts go
+ *   out without the logo): shown in `warnings`, never as the `fault`, which says the agent cannot
+ *   work normally.
  *
  * It announces `change` when something the status shows changed; the composition root has the
  * reporter publish then.
@@ -40,6 +43,8 @@ export interface HealthOptions {
   storeId: string;
   version: string;
   startedAt: string;
+  /** Problems found at start that do not stop printing, shown for as long as the agent runs. */
+  warnings?: readonly Reason[];
   now?: () => number;
 }
 
@@ -163,6 +168,7 @@ export class Health extends EventEmitter<{ change: [] }> {
       .filter((s) => !roles.has(s.printer) && s.pending > 0)
       .map((s) => ({ role: s.printer, pending: s.pending, oldestPendingSec: s.oldestPendingSec }));
     const fault = this.storeFaultReason ?? this.spoolerFault ?? this.figuresFault;
+    const warnings = this.options.warnings ?? [];
     return {
       online: true,
       storeId: this.options.storeId,
@@ -186,6 +192,7 @@ export class Health extends EventEmitter<{ change: [] }> {
       }),
       ...(unrouted.length > 0 ? { unrouted } : {}),
       ...(fault ? { fault } : {}),
+      ...(warnings.length > 0 ? { warnings: warnings.map((w) => ({ ...w })) } : {}),
       at: new Date(this.now()).toISOString(),
     };
   }

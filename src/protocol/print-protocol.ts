@@ -198,6 +198,11 @@ export const statusSchema = z.discriminatedUnion('online', [
       .optional(),
     /** Set while the agent cannot work normally (database full or failing...): code and message. */
     fault: reasonSchema.nullish(),
+    /**
+     * Problems that do not stop printing (LOGO_UNREADABLE: receipts print without the store's
+     * logo), each code and message; absent when there are none.
+     */
+    warnings: z.array(reasonSchema).optional(),
     at: z.iso.datetime(),
   }),
   z.object({ online: z.literal(false), storeId: z.string(), at: z.iso.datetime().nullable() }),

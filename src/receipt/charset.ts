@@ -3,7 +3,9 @@
  * through `FS &` + GB18030 when it has a CJK font. Text is mapped before layout, so widths are
  * right and nothing is lost silently:
  * - common typography the code pages lack is transliterated (curly quotes, dashes, ellipsis);
- * - currency signs become the ISO code (`₱` -> `PHP`; escpos-notes "Currency signs");
+ * - currency signs become the ISO code (`₱` -> `PHP`; escpos-notes "Currency signs"), except
+ *   on a profile with user-defined characters, which prints `₱` as a glyph the job downloads
+ *   (user-defined.ts): one column, like a code-page character;
  * - wide CJK characters stay when the profile has a CJK font (encoded later as GB18030);
  * - anything else becomes `?` and is reported, so the job carries a warning.
  *
@@ -14,6 +16,7 @@ import { createRequire } from 'node:module';
 import CodepageEncoder, { type Codepage } from '@point-of-sale/codepage-encoder';
 import type Iconv from 'iconv-lite';
 import type { PrinterProfile } from './profile.js';
+import { USER_DEFINED_CHARACTERS, type UserDefinedCharacter } from './user-defined.js';
 import { charWidth } from './width.js';
 
 export const REPLACEMENT = '?';
@@ -77,13 +80,21 @@ export interface MappedText {
 
 export interface Charset {
   readonly codepage: Codepage;
-  /** True when `ch` prints from the code page. */
+  /**
+   * Characters printed as user-defined characters (`ESC &`, `ESC %`), by character: `₱` on a
+   * profile with `userDefinedCharacters`, none otherwise. The encoder downloads and selects them.
+   */
+  readonly userDefined: ReadonlyMap<string, UserDefinedCharacter>;
+  /**
+   * True when `ch` prints in one column of the body font: from the code page, or as a
+   * user-defined character standing on a code-page position.
+   */
   inCodepage(ch: string): boolean;
   /** True when `ch` prints through the CJK font (`FS &` + GB18030). */
   isCjk(ch: string): boolean;
   /** The printable form of `text`. */
   map(text: string): MappedText;
-  /** Code-page bytes of text that `map` made printable and holds no CJK. */
+  /** Code-page bytes of printable text (`map`) with no CJK and no user-defined character. */
   encode(text: string): Uint8Array;
 }
 
@@ -138,11 +149,21 @@ function gbTwoByte(ch: string): boolean {
   return bytes.length === 2 && bytes[0]! >= 0x81 && bytes[1]! >= 0x40;
 }
 
+/**
+ * The user-defined characters a profile prints. The glyphs are drawn for font A's 12 x 24 cell,
+ * the font the encoder selects; a profile whose body font is B keeps the ISO code.
+ */
+function userDefinedFor(profile: PrinterProfile): ReadonlyMap<string, UserDefinedCharacter> {
+  if (!profile.userDefinedCharacters || profile.font !== 'A') return new Map();
+  return new Map(USER_DEFINED_CHARACTERS.map((udc) => [udc.char, udc]));
+}
+
 export function charsetFor(profile: PrinterProfile): Charset {
   const codepage = profile.codepage as Codepage;
   const bytes = printableBytes(codepage);
   const cjkCache = new Map<string, boolean>();
-  const inCodepage = (ch: string) => bytes.has(ch.codePointAt(0) ?? -1);
+  const userDefined = userDefinedFor(profile);
+  const inCodepage = (ch: string) => bytes.has(ch.codePointAt(0) ?? -1) || userDefined.has(ch);
   const isCjk = (ch: string) => {
     if (!profile.cjk || charWidth(ch) !== 2) return false;
     let ok = cjkCache.get(ch);
@@ -154,6 +175,7 @@ export function charsetFor(profile: PrinterProfile): Charset {
   };
   return {
     codepage,
+    userDefined,
     inCodepage,
     isCjk,
     map(text: string): MappedText {

@@ -3,22 +3,27 @@
  * and character, so what is left is a handful of fixed commands, written here directly:
  *
  *   ESC @, FS ., ESC M 0            initialize, leave CJK mode, font A
+ *   ESC & 3 c c 12 d1..d36           define `₱` once per job when it prints (user-defined.ts)
  *   ESC t n                          the profile's code page, before code-page text
+ *   ESC % 1 c ESC % 0                a run of `₱`, as the user-defined character on code c
  *   ESC E n, ESC - n, GS B n, GS ! n bold, underline, inverse, character size (style changes)
  *   FS & ... FS .                    CJK runs as GB18030 bytes (escpos-notes "CJK")
  *   ESC a n, GS ( k                  a centred QR code (model 2, module size 6, level M)
+ *   ESC a n, GS v 0                  the store's logo, one raster band per image command
  *   ESC d n, GS V m 0                feed, then feed to the cutter and cut
- *   ESC B n t | ESC ( A fn 48        the profile's buzzer (kitchen tickets only, after the cut)
+ *   ESC B n t | ESC ( A fn 48        the profile's buzzer (kitchen tickets only, before the cut)
  *
  * The bytes are exactly those ReceiptPrinterEncoder produced for the same layout before
  * (test/receipt/encode.test.ts compares the two over every golden receipt and random layouts):
  * the library spent over half of a receipt's render time cloning code-page tables and composing
- * lines we had already composed (issue 16, decision 155). Text is never a command: every
- * character has been mapped to a code-page byte >= 0x20 or to a GB18030 pair.
+ * lines we had already composed (issue 16, decision 155); that comparison runs without user-defined
+ * characters, which the library never wrote. Text is never a command: every character has been
+ * mapped to a code-page byte >= 0x20, a user-defined code (0x20-0x7E) or a GB18030 pair.
  */
 import { type Charset, encodeGb18030 } from './charset.js';
-import { type Layout, PLAIN, type Style } from './layout.js';
+import { type Layout, type LayoutCommand, PLAIN, type Style } from './layout.js';
 import type { PrinterProfile } from './profile.js';
+import { CANCEL_USER_DEFINED, defineBytes, SELECT_USER_DEFINED } from './user-defined.js';
 
 const ESC = 0x1b;
 const GS = 0x1d;
@@ -113,6 +118,32 @@ function qrCode(out: Bytes, data: string): void {
   out.push(ESC, 0x61, 0); // left again
 }
 
+const JUSTIFY = { left: 0, center: 1, right: 2 } as const;
+
+/**
+ * `GS v 0 m xL xH yL yH d1..dk` (m 0: normal density): x bytes per row, y rows, MSB leftmost,
+ * 1 = black. Placed with `ESC a` like the QR code (the image is not text: the text twin shows it
+ * as one line whatever its position), and left justification is restored right after, so no
+ * line after it depends on it.
+ */
+function rasterImage(out: Bytes, image: Extract<LayoutCommand, { kind: 'image' }>): void {
+  const x = image.width / 8;
+  if (image.align !== 'left') out.push(ESC, 0x61, JUSTIFY[image.align]);
+  out.push(GS, 0x76, 0x30, 0, x & 0xff, (x >> 8) & 0xff, image.height & 0xff, image.height >> 8);
+  out.append(image.data);
+  if (image.align !== 'left') out.push(ESC, 0x61, 0);
+}
+
+/** Whether any line of the layout prints `ch`. */
+function prints(layout: Layout, ch: string): boolean {
+  return layout.commands.some(
+    (c) => c.kind === 'line' && c.segments.some((s) => s.text.includes(ch)),
+  );
+}
+
+/** How a character is sent: from the code page, through the CJK font, or as a user-defined one. */
+type RunKind = 'codepage' | 'cjk' | 'udc';
+
 export function encodeLayout(
   layout: Layout,
   profile: PrinterProfile,
@@ -120,6 +151,11 @@ export function encodeLayout(
 ): Uint8Array {
   const out = new Bytes();
   out.push(ESC, 0x40, ...FS_DOT, ESC, 0x4d, 0);
+  // User-defined characters right after ESC @, which clears them: each job (so every copy and
+  // every reprint) carries the definitions it prints with, in font A, selected just above.
+  for (const udc of charset.userDefined.values()) {
+    if (prints(layout, udc.char)) out.append(defineBytes(udc));
+  }
   // `ESC t n` goes before the first code-page text, and again before the first after raw bytes
   // (a CJK run, a feed, a cut): what ReceiptPrinterEncoder did, and it costs three bytes where
   // a clone might have left its code page after `FS .`.
@@ -133,14 +169,20 @@ export function encodeLayout(
           if (segment.text === '') continue;
           applyStyle(out, style, segment.style);
           style = segment.style;
-          // Runs printed from the code page and runs printed through the CJK font.
+          // Runs printed from the code page, through the CJK font, or as user-defined characters.
           let run = '';
-          let cjkRun = false;
+          let kind: RunKind = 'codepage';
           const flush = () => {
             if (run === '') return;
-            if (cjkRun) {
+            if (kind === 'cjk') {
               out.append([...FS_AND, ...encodeGb18030(run), ...FS_DOT]);
               codepageSelected = false;
+            } else if (kind === 'udc') {
+              // Selected only for the run: every other byte prints from the resident font, and
+              // the codes are ASCII, the same in every code page, so `ESC t` does not matter.
+              out.append(SELECT_USER_DEFINED);
+              for (const ch of run) out.push(charset.userDefined.get(ch)!.code);
+              out.append(CANCEL_USER_DEFINED);
             } else {
               if (!codepageSelected) out.append(selectCodepage);
               codepageSelected = true;
@@ -149,9 +191,13 @@ export function encodeLayout(
             run = '';
           };
           for (const ch of segment.text) {
-            const cjk = charset.isCjk(ch) && !charset.inCodepage(ch);
-            if (cjk !== cjkRun) flush();
-            cjkRun = cjk;
+            const next: RunKind = charset.userDefined.has(ch)
+              ? 'udc'
+              : charset.isCjk(ch) && !charset.inCodepage(ch)
+                ? 'cjk'
+                : 'codepage';
+            if (next !== kind) flush();
+            kind = next;
             run += ch;
           }
           flush();
@@ -163,6 +209,9 @@ export function encodeLayout(
       }
       case 'qr':
         qrCode(out, command.data);
+        break;
+      case 'image':
+        rasterImage(out, command);
         break;
       case 'feed':
         out.push(ESC, 0x64, command.lines); // ESC d n

@@ -6,7 +6,8 @@
  * (kitchen-layout.ts) is written on the same sheet, in the same styles.
  *
  * Alignment is done with spaces in normal size, never with `ESC a`, so that the text twin is
- * column-exact and a line's position never depends on printer state.
+ * column-exact and a line's position never depends on printer state. Only what is not text (the
+ * QR code, the store's logo) is placed with `ESC a`, set just before it and reset just after.
  */
 
 import { AgentError } from '../errors.js';
@@ -14,7 +15,7 @@ import { FREE_TEXT_MAX_LINES, QR_CODE_LINES, RECEIPT_MAX_LINES } from '../protoc
 import { formatMoney, type MoneyFormat } from '../protocol/money.js';
 import type { Charset } from './charset.js';
 import type { Receipt, ReceiptMarkings } from './model.js';
-import type { ReceiptOptions } from './options.js';
+import type { LogoAlign, MonoImage, ReceiptOptions } from './options.js';
 import { type PrinterProfile, profileColumns } from './profile.js';
 import { displayWidth, wrap } from './width.js';
 
@@ -37,6 +38,11 @@ export interface Segment {
 export type LayoutCommand =
   | { kind: 'line'; segments: Segment[] }
   | { kind: 'qr'; data: string }
+  /**
+   * A 1-bit raster (`GS v 0`), at most RASTER_BAND_DOTS high: the store's logo, split in bands.
+   * `width` is a multiple of 8; `data` is MonoImage's packing.
+   */
+  | ({ kind: 'image'; align: LogoAlign } & MonoImage)
   | { kind: 'feed'; lines: number }
   | { kind: 'cut'; type: 'partial' | 'full' }
   /** Sound the profile's buzzer (`profile.buzzer` says how); only kitchen tickets beep. */
@@ -57,11 +63,21 @@ export interface Layout {
   notices: LayoutNotice[];
 }
 
+/** Dots of one text line of font A: what an image's height counts for in lines. */
+export const LINE_DOTS = 24;
+/**
+ * The tallest raster sent in one `GS v 0`: 240 dots (10 lines, 30 mm at 203 dpi, 17 KB at 576
+ * dots wide). Cheap printers take a raster whole into a small receive buffer, and some clones
+ * read only yL of the height, so an image is sent in bands that stay under 256 rows.
+ */
+export const RASTER_BAND_DOTS = 240;
+
 /** Lines of paper one copy takes, as RECEIPT_MAX_LINES counts them. */
 export function layoutLength(commands: readonly LayoutCommand[]): number {
   let lines = 0;
   for (const c of commands) {
     if (c.kind === 'line') lines += c.segments.some((s) => s.style.height === 2) ? 2 : 1;
+    else if (c.kind === 'image') lines += Math.ceil(c.height / LINE_DOTS);
     else if (c.kind === 'qr') lines += QR_CODE_LINES;
     else if (c.kind === 'feed') lines += c.lines;
   }
@@ -209,6 +225,16 @@ export class Sheet {
   qr(data: string): void {
     this.commands.push({ kind: 'qr', data });
   }
+
+  /** A 1-bit image, in bands of at most RASTER_BAND_DOTS rows (views of its data, no copies). */
+  image(image: MonoImage, align: LogoAlign): void {
+    const stride = Math.ceil(image.width / 8);
+    for (let top = 0; top < image.height; top += RASTER_BAND_DOTS) {
+      const height = Math.min(RASTER_BAND_DOTS, image.height - top);
+      const data = image.data.subarray(top * stride, (top + height) * stride);
+      this.commands.push({ kind: 'image', align, width: stride * 8, height, data });
+    }
+  }
 }
 
 /** The first `length` UTF-16 units of `text`, never ending inside a surrogate pair. */
@@ -267,6 +293,11 @@ export function layoutReceipt(input: LayoutInput): Layout {
   const sheet = new Sheet(columns, charset);
   const moneyFormat = printableMoney(options.money, charset);
   const money = (cents: number) => formatMoney(cents, moneyFormat);
+
+  // The store's logo (converted at start for this profile's width), then the header.
+  const logo = options.logo;
+  const logoImage = logo?.images.get(profile.id);
+  if (logo && logoImage) sheet.image(logoImage, logo.align);
 
   // Header: the store name large, then address, tax id...
   options.header.forEach((line, i) => {

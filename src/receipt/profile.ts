@@ -41,6 +41,15 @@ export const profileSchema = z.object({
     .object({ encoding: z.literal('gb18030') })
     .nullable()
     .default(null),
+  /**
+   * Whether the model takes user-defined characters in font A (`ESC &` with y = 3 and up to 12
+   * dot columns, selected by `ESC % 1`): then characters no code page has, the peso sign first,
+   * print as glyphs the job downloads (src/receipt/user-defined.ts) instead of falling back to
+   * `PHP`. Set it only for models known to honour both commands: one that takes `ESC &` but
+   * ignores `ESC %` prints the letter the sign stands on (`P125.00`), and one that does not know
+   * `ESC &` prints the glyph's bytes as text.
+   */
+  userDefinedCharacters: z.boolean().default(false),
   cutter: z.enum(['partial', 'full', 'none']),
   /** Lines to feed before tearing off, on models without a cutter. */
   tearFeedLines: z.number().int().min(0).max(20).default(4),

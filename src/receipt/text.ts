@@ -2,7 +2,9 @@
  * The text twin: the layout rendered as plain text, column for column what the paper shows.
  * Tests compare it with golden files and with what the emulator decodes from our bytes; the CLI
  * and logs show it. Styles do not show here (double-width text is written once, at its position);
- * a QR code is one line `[QR: content]` and the empty line its feed leaves; a cut ends the text;
+ * a QR code is one line `[QR: content]` and the empty line its feed leaves; an image (a band of
+ * the logo) is one line `[IMAGE 576x120]`, its width and height in dots, as the emulator writes
+ * it (`GS v 0` feeds its own height: no empty line); a cut ends the text;
  * a tear-off feed is blank lines; the buzzer shows nothing (a sound leaves no mark on the paper,
  * as the emulator's text shows none: it is an event in its JSON).
  */
@@ -23,6 +25,9 @@ export function layoutToText(layout: Layout): string {
       case 'qr':
         // The encoder ends the QR with a line feed, which feeds one empty line on paper.
         lines.push(`[QR: ${command.data}]`, '');
+        break;
+      case 'image':
+        lines.push(`[IMAGE ${command.width}x${command.height}]`);
         break;
       case 'feed':
         for (let i = 0; i < command.lines; i++) lines.push('');

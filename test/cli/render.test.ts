@@ -19,7 +19,7 @@ describe('printer-agent render', () => {
     );
     assert.ok(lines.includes('Sinigang na Baboy'));
     assert.ok(
-      lines.some((l) => /^TOTAL +PHP 335\.50$/.test(l)),
+      lines.some((l) => /^TOTAL +₱335\.50$/.test(l)),
       'total of 245.00 + 2 x 30.00 + 30.50 service fee',
     );
   });

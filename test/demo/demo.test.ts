@@ -123,8 +123,8 @@ describe('printer-agent demo (embedded broker)', () => {
     assert.equal(table.orderNo, created[0]!.orderNo);
     assert.match(table.paper, /TABLE ORDER/);
     assert.match(table.paper, new RegExp(`Order no\\.\\s+${table.orderNo} `));
-    assert.match(table.paper, /Service fee\s+PHP 106\.80 /);
-    assert.match(table.paper, /TOTAL\s+PHP 1,174\.80 /);
+    assert.match(table.paper, /Service fee\s+₱106\.80 /);
+    assert.match(table.paper, /TOTAL\s+₱1,174\.80 /);
     assert.match(table.paper, /Payment\s+Offline /);
 
     const queue = await demo.receipt(2);
@@ -133,17 +133,17 @@ describe('printer-agent demo (embedded broker)', () => {
     assert.ok(pickUp, `no pick-up code in "${created[1]!.line}"`);
     assert.match(queue.paper, /PICK-UP CODE/);
     assert.match(queue.paper, new RegExp(`│ +${pickUp} +│`));
-    assert.match(queue.paper, /Promo discount \(whole order\)\s+-PHP 80\.00 /);
+    assert.match(queue.paper, /Promo discount \(whole order\)\s+-₱80\.00 /);
     assert.match(queue.paper, /Channel\s+E-wallet B \(dynamic QR\) /);
-    assert.match(queue.paper, /TOTAL\s+PHP 720\.00 /);
+    assert.match(queue.paper, /TOTAL\s+₱720\.00 /);
 
     const takeout = await demo.receipt(3);
     assert.equal(takeout.orderNo, created[2]!.orderNo);
     assert.match(takeout.paper, /TAKEOUT ORDER/);
-    assert.match(takeout.paper, /Delivery fee\s+PHP 49\.00 /);
-    assert.match(takeout.paper, /Packing fee\s+PHP 15\.00 /);
-    assert.match(takeout.paper, /SC discount\s+-PHP 88\.00 /);
-    assert.match(takeout.paper, /TOTAL\s+PHP 867\.90 /);
+    assert.match(takeout.paper, /Delivery fee\s+₱49\.00 /);
+    assert.match(takeout.paper, /Packing fee\s+₱15\.00 /);
+    assert.match(takeout.paper, /SC discount\s+-₱88\.00 /);
+    assert.match(takeout.paper, /TOTAL\s+₱867\.90 /);
     assert.match(takeout.paper, /Maria Clara Santos/);
 
     assert.equal(new Set(created.map((c) => c.orderNo)).size, 3, 'order numbers are distinct');
@@ -170,7 +170,7 @@ describe('printer-agent demo (embedded broker)', () => {
     assert.match(extra.paper, /QUEUE ORDER/);
     assert.match(extra.paper, new RegExp(`│ +${reply.data.pickUpNo} +│`));
     assert.match(extra.paper, /Tapsilog/);
-    assert.match(extra.paper, /TOTAL\s+PHP 255\.00 /);
+    assert.match(extra.paper, /TOTAL\s+₱255\.00 /);
     assert.match(extra.paper, /Created with curl/);
   });
 
@@ -229,7 +229,7 @@ describe('printer-agent demo --mosquitto', { skip: skipWithoutMosquitto() }, () 
       );
       const receipt = await demo.receipt(1);
       assert.match(receipt.paper, /TABLE ORDER/);
-      assert.match(receipt.paper, /TOTAL\s+PHP 1,174\.80 /);
+      assert.match(receipt.paper, /TOTAL\s+₱1,174\.80 /);
       await demo.output(/^Ctrl-C stops everything\.$/m, 'the ready line');
 
       const { code } = await demo.stop();

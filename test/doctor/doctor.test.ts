@@ -19,6 +19,7 @@ import {
 } from '../catchup/harness.js';
 import { LOCAL_NAMES, TlsFront } from '../catchup/tls-front.js';
 import { runCliInProcess } from '../helpers/cli.js';
+import { writeLogoPng } from '../helpers/logo.js';
 import { Mosquitto, skipWithoutMosquitto } from '../helpers/mosquitto.js';
 import { TestCa } from '../helpers/test-ca.js';
 
@@ -34,6 +35,7 @@ interface TestConfig {
   printers: { id: string; url: string; profile: string }[];
   stateDir: string;
   catchUp: { enabled: boolean };
+  receipt?: { logo?: { file: string; widthMm?: number } };
 }
 
 interface Run {
@@ -172,6 +174,43 @@ describe('printer-agent doctor', { skip: skipWithoutMosquitto() }, () => {
     );
     assert.match(run.stdout, /^ok {3}broker: /m, 'the broker is checked all the same');
     assertNoSecret(run);
+  });
+
+  it('store logo: ok with its printed size; missing or not an image: FAIL logo naming the path', async () => {
+    const good = writeLogoPng(join(dir, 'logo.png'));
+    const ok = await doctor(
+      [
+        '--config',
+        writeConfig('logo-ok.json', (c) => (c.receipt = { logo: { file: good, widthMm: 40 } })),
+      ],
+      'yes',
+      bin,
+    );
+    assert.match(
+      ok.stdout,
+      new RegExp(`^ok {3}logo: ${good} \\(320x160 dots on generic-80mm\\)$`, 'm'),
+    );
+    const missing = join(dir, 'nowhere', 'logo.png');
+    const notImage = join(dir, 'logo.txt');
+    writeFileSync(notImage, 'our logo\n');
+    for (const [file, why] of [
+      [missing, 'missing \\(ENOENT\\)'],
+      [notImage, 'not a PNG or SVG image'],
+    ] as const) {
+      const run = await doctor(
+        ['--config', writeConfig('logo-bad.json', (c) => (c.receipt = { logo: { file } }))],
+        'yes',
+        bin,
+      );
+      assert.equal(run.code, 1);
+      assert.match(
+        run.stdout,
+        new RegExp(`^FAIL logo: receipt\\.logo\\.file: ${file}: ${why}$`, 'm'),
+      );
+      assert.match(run.stdout, new RegExp(`^ {5}fix: put the logo at ${file} as PNG or SVG`, 'm'));
+      assert.match(run.stdout, /^ok {3}broker: /m, 'the other checks still run');
+      assertNoSecret(run);
+    }
   });
 
   it('broker down (wrong port): FAIL broker with a fix', async () => {

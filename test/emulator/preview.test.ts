@@ -88,7 +88,17 @@ describe('receipt previews from the bytes', () => {
     const all = texts(svg);
     const total = all.find((t) => t.content.startsWith('TOTAL'))!;
     assert.equal(total.content.length, 48, 'label and amount fill the line');
-    assert.match(total.content, /^TOTAL +PHP 586\.65$/);
+    // The peso sign is a user-defined character: a blank in the text, its glyph drawn over it.
+    assert.match(total.content, /^TOTAL +586\.65$/);
+    const sign = 16 + (48 - '₱586.65'.length) * 12;
+    const glyph = /<path class="user-defined" data-code="80" d="M(\d+) (\d+)/.exec(
+      svg.slice(svg.indexOf('>TOTAL')),
+    )!;
+    assert.ok(glyph, 'the ₱ glyph is drawn on the TOTAL line');
+    assert.ok(
+      Number(glyph[1]) >= sign && Number(glyph[1]) < sign + 12,
+      'in the cell before 586.65',
+    );
     assert.equal(Number(total.x), 16);
     assert.equal(Number(total.textLength), 576);
     assert.equal(total['font-weight'], 'bold');

@@ -14,7 +14,6 @@ import {
   listenTcp,
   openDeviceEndpoint,
   openSerialEndpoint,
-  renderText,
   type Ticket,
   VirtualPrinter,
 } from '../../src/emulator/index.js';
@@ -28,6 +27,7 @@ import { buzzerBytes } from '../../src/receipt/encode.js';
 import { getProfile } from '../../src/receipt/profile.js';
 import { renderReceipt } from '../../src/receipt/render.js';
 import { attachEmulator, FakeUsbBus, FakeUsbPrinter, PID, VID } from '../helpers/fake-usb.js';
+import { paperText } from '../helpers/paper-text.js';
 import { loadFixture, STORE_OPTIONS } from '../helpers/receipts.js';
 import { eventually, skipWithoutSocat, waitFor } from '../helpers/waiting.js';
 
@@ -219,7 +219,7 @@ for (const kind of ['tcp', 'serial', 'file', 'usb'] as const) {
       assert.deepEqual(result, { outcome: 'printed', confirmedBy: 'process-id' });
       const tickets = cutTickets(r.emulator);
       assert.equal(tickets.length, before + 1);
-      assert.equal(renderText(tickets.at(-1)!), receipt.text);
+      assert.equal(paperText(tickets.at(-1)!), receipt.text);
     });
 
     it('confirms with GS r 1 where the profile has no process id', async () => {

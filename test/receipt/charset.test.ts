@@ -1,7 +1,8 @@
 /**
  * What a printer can print (issue 3 item 4): characters the code page lacks are never silently
  * lost. Currency signs fall back to the ISO code (escpos-notes "Currency signs": `₱` is in no
- * Epson single-byte code page, print `PHP 125.00`, never `?`); CJK goes through the GB18030 font
+ * Epson single-byte code page, print `PHP 125.00`, never `?`) unless the model takes user-defined
+ * characters (test/receipt/udc.test.ts); CJK goes through the GB18030 font
  * on CJK-capable profiles; anything else becomes a visible `?`, reported once. Characters that a
  * code page keeps at byte positions 0x00-0x1F or 0x7F are never printable: encoding them would
  * emit ESC and other control bytes.
@@ -46,12 +47,13 @@ describe('charsetFor(generic-58mm): code page cp858', () => {
     });
   });
 
-  it('prints ₱ as PHP, with a space before digits, never as ?', () => {
-    assert.equal(latin.inCodepage('₱'), false);
-    assert.deepEqual(latin.map('₱125.00'), { text: 'PHP 125.00', unprintable: [] });
-    assert.deepEqual(latin.map('₱ 125.00'), { text: 'PHP 125.00', unprintable: [] });
-    assert.deepEqual(latin.map('Total in ₱'), { text: 'Total in PHP', unprintable: [] });
-    assert.deepEqual(latin.map('-₱5'), { text: '-PHP 5', unprintable: [] });
+  it('without user-defined characters prints ₱ as PHP, with a space before digits, never as ?', () => {
+    const plain = charsetFor({ ...getProfile('generic-58mm'), userDefinedCharacters: false });
+    assert.equal(plain.inCodepage('₱'), false);
+    assert.deepEqual(plain.map('₱125.00'), { text: 'PHP 125.00', unprintable: [] });
+    assert.deepEqual(plain.map('₱ 125.00'), { text: 'PHP 125.00', unprintable: [] });
+    assert.deepEqual(plain.map('Total in ₱'), { text: 'Total in PHP', unprintable: [] });
+    assert.deepEqual(plain.map('-₱5'), { text: '-PHP 5', unprintable: [] });
   });
 
   it('prints other currency signs missing from the code page by their ISO code', () => {

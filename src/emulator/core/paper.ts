@@ -90,6 +90,35 @@ export interface PaperLine {
   runs: TextRun[];
   /** True when the line ended because the next character did not fit, not by a feed. */
   wrapped: boolean;
+  /**
+   * Where user-defined characters stand (column as in `TextRun`); absent on a line without any.
+   * Their glyphs are the ticket's `userDefined`.
+   */
+  userDefined?: Array<{ char: string; column: number }>;
+}
+
+/**
+ * A user-defined character (`ESC &`, printed while `ESC % 1` is on). The emulator cannot know
+ * what a downloaded glyph means, so the decoded text shows it as a private-use character standing
+ * for its font and code (`userDefinedChar`), and the glyph is kept for a preview to draw and a
+ * test to look at.
+ */
+export interface PaperUserDefined {
+  /** What the decoded text shows: U+E000 + code in font A, U+E100 + code in font B. */
+  char: string;
+  /** The code it replaces (0x20-0x7E). */
+  code: number;
+  font: FontName;
+  /** Dot columns as defined (the rest of the cell prints white) and dot rows. */
+  width: number;
+  height: number;
+  /** Rows top to bottom, ceil(width / 8) bytes each, most significant bit leftmost, 1 = black. */
+  data: Uint8Array;
+}
+
+/** The private-use character the decoded text shows for user-defined `code` of `font`. */
+export function userDefinedChar(code: number, font: FontName): string {
+  return String.fromCharCode((font === 'A' ? 0xe000 : 0xe100) + code);
 }
 
 interface Positioned {
@@ -156,6 +185,8 @@ export interface Ticket {
   images: PaperImage[];
   events: PaperEvent[];
   warnings: DecodeWarning[];
+  /** The user-defined characters printed on the ticket, each as defined when first printed. */
+  userDefined: PaperUserDefined[];
   /** True once a cut ended the ticket. */
   cut: boolean;
   /**
@@ -180,6 +211,8 @@ export interface Glyph {
   /** Width in dots including character spacing. */
   width: number;
   style: TextStyle;
+  /** The glyph of a user-defined character (`char` is then its private-use stand-in). */
+  userDefined?: PaperUserDefined;
 }
 
 interface PlacedGlyph extends Glyph {
@@ -276,6 +309,25 @@ export class VirtualPaper {
     }
     this.line!.glyphs.push({ ...glyph, x: this.x });
     this.x += glyph.width;
+    if (glyph.userDefined) this.noteUserDefined(glyph.userDefined);
+  }
+
+  /** Keeps a printed user-defined glyph with the ticket, once per character. */
+  private noteUserDefined(udc: PaperUserDefined): void {
+    const known = this.current.userDefined.find((u) => u.char === udc.char);
+    if (!known) {
+      this.current.userDefined.push(udc);
+    } else if (
+      known !== udc &&
+      (known.width !== udc.width ||
+        known.height !== udc.height ||
+        !known.data.every((b, i) => b === udc.data[i]))
+    ) {
+      this.onWarning(
+        `user-defined character ${udc.code} of font ${udc.font} redefined and printed again on ` +
+          'this ticket: the ticket keeps its first glyph',
+      );
+    }
   }
 
   /** `ESC *`: a bit-image band placed in the line like a (wide) character. */
@@ -475,7 +527,22 @@ export class VirtualPaper {
       cursor = Math.max(cursor, col + cols);
     }
     const height = glyphs.reduce((h, g) => Math.max(h, g.style.height), 1);
-    return { text, align: settings.align, columns, font, width, indent, height, runs, wrapped };
+    const out: PaperLine = {
+      text,
+      align: settings.align,
+      columns,
+      font,
+      width,
+      indent,
+      height,
+      runs,
+      wrapped,
+    };
+    const userDefined = cells
+      .filter((c) => c.g.userDefined)
+      .map((c) => ({ char: c.g.char, column: indent + c.col }));
+    if (userDefined.length > 0) out.userDefined = userDefined;
+    return out;
   }
 }
 
@@ -487,6 +554,7 @@ function emptyTicket(index: number, byteStart = 0): Ticket {
     images: [],
     events: [],
     warnings: [],
+    userDefined: [],
     cut: false,
     byteStart,
     byteEnd: null,

@@ -1,12 +1,12 @@
 /**
  * The printer's settings as the command handlers read and change them. `PrintState` is what
- * `ESC @` and power-on reset: print modes, layout, character tables, barcode and symbol settings,
- * stored graphics, the `ESC =` and page-mode switches. `KeptState` is what `ESC @` keeps until
- * power-off (ESC/POS reference, "ESC @"): the macro, the downloaded and NV bit images, and the
- * `GS ( D` switch of the real-time drawer pulse.
+ * `ESC @` and power-on reset: print modes, layout, character tables and user-defined characters,
+ * barcode and symbol settings, stored graphics, the `ESC =` and page-mode switches. `KeptState`
+ * is what `ESC @` keeps until power-off (ESC/POS reference, "ESC @"): the macro, the downloaded
+ * and NV bit images, and the `GS ( D` switch of the real-time drawer pulse.
  */
 import type { Frame } from './framer.js';
-import type { Alignment, PaperGeometry } from './paper.js';
+import type { Alignment, PaperGeometry, PaperUserDefined } from './paper.js';
 
 export interface Modes {
   fontB: boolean;
@@ -40,7 +40,13 @@ export interface PrintState {
   international: number;
   multiByte: boolean;
   utf8: boolean;
+  /** `ESC % 1`: defined codes print their user-defined glyphs. */
   userDefined: boolean;
+  /**
+   * `ESC &` definitions per font, by code (0x20-0x7E). `ESC @` clears them (ESC/POS reference,
+   * "ESC &"), as do `ESC ?` (one code), `GS *` and `FS q`.
+   */
+  userDefinedChars: { A: Map<number, PaperUserDefined>; B: Map<number, PaperUserDefined> };
   barcode: { height: number; moduleWidth: number; hri: number; hriFont: number };
   /** `GS ( k` settings per symbol type (cn) and function (fn): the parameter bytes. */
   symbolSettings: Map<number, Map<number, Uint8Array>>;
@@ -109,6 +115,7 @@ export function powerOnState(
     multiByte: options.powerOnMultiByte,
     utf8: false,
     userDefined: false,
+    userDefinedChars: { A: new Map(), B: new Map() },
     barcode: { ...DEFAULT_BARCODE },
     symbolSettings: new Map(),
     graphics: undefined,

@@ -19,10 +19,23 @@
  * a literal `\` or `[` is written `\\` / `\[`, and so is a `*` or `_` that could be read as a mark
  * (next to another one, or in a bold / underlined run): `\*\*\* COPY \*\*\*`.
  *
+ * A user-defined character (`ESC &`, `ESC %`) is written as the private-use character standing
+ * for its font and code (U+E000 + code in font A, U+E100 + code in font B): the emulator cannot
+ * know what its glyph means. A host that does (its own encoder's ₱) may replace it.
+ *
  * JSON (`ticketToJson`) keeps everything: lines with runs, codes with their settings and data,
- * images as base64 of packed rows (optionally also as `#`/`.` rows), events, warnings.
+ * images and user-defined glyphs as base64 of packed rows (optionally also as `#`/`.` rows),
+ * events, warnings.
  */
-import type { PaperCode, PaperEvent, PaperImage, PaperLine, TextRun, Ticket } from './paper.js';
+import type {
+  PaperCode,
+  PaperEvent,
+  PaperImage,
+  PaperLine,
+  PaperUserDefined,
+  TextRun,
+  Ticket,
+} from './paper.js';
 
 export type Item =
   | { kind: 'line'; line: PaperLine }
@@ -167,7 +180,10 @@ export function renderStyledText(ticket: Ticket): string {
 // JSON ------------------------------------------------------------------------------------------
 
 export interface TicketJsonOptions {
-  /** Also give each image as rows of `#` (black) and `.` (white). Default false. */
+  /**
+   * Also give images and user-defined glyphs as rows of `#` (black) and `.` (white).
+   * Default false.
+   */
   imageRows?: boolean;
 }
 
@@ -181,6 +197,7 @@ export interface TicketJson {
   images: Array<Omit<PaperImage, 'data'> & { data: string; rows?: string[] }>;
   events: PaperEvent[];
   warnings: Ticket['warnings'];
+  userDefined: Array<Omit<PaperUserDefined, 'data'> & { data: string; rows?: string[] }>;
 }
 
 /** A JSON-ready copy of the ticket: code data as hex, image data as base64. */
@@ -190,7 +207,11 @@ export function ticketToJson(ticket: Ticket, options: TicketJsonOptions = {}): T
     cut: ticket.cut,
     byteStart: ticket.byteStart,
     byteEnd: ticket.byteEnd,
-    lines: ticket.lines.map((l) => ({ ...l, runs: l.runs.map((r) => ({ ...r })) })),
+    lines: ticket.lines.map((l) => ({
+      ...l,
+      runs: l.runs.map((r) => ({ ...r })),
+      ...(l.userDefined ? { userDefined: l.userDefined.map((u) => ({ ...u })) } : {}),
+    })),
     codes: ticket.codes.map((c) => ({
       ...c,
       options: { ...c.options },
@@ -203,6 +224,11 @@ export function ticketToJson(ticket: Ticket, options: TicketJsonOptions = {}): T
     })),
     events: ticket.events.map((e) => ({ ...e })),
     warnings: ticket.warnings.map((w) => ({ ...w })),
+    userDefined: ticket.userDefined.map((u) => ({
+      ...u,
+      data: Buffer.from(u.data).toString('base64'),
+      ...(options.imageRows ? { rows: bitmapRows(u) } : {}),
+    })),
   };
 }
 

@@ -9,12 +9,20 @@
  * font A), codes and images at their dot sizes. Text is drawn in a monospaced font stretched to
  * its exact columns (`textLength`), so columns line up as on paper whatever font the viewer has;
  * bold, underline, double width and height and white-on-black are drawn; upside-down and rotated
- * text are drawn upright. QR codes and barcodes are drawn as real symbols, module by module, from
- * the decoded content with bwip-js (pure JavaScript): a phone can scan the preview. Raster images
- * are drawn dot for dot. A cut is a dashed line.
+ * text are drawn upright. A user-defined character is drawn dot for dot from the glyph the job
+ * downloaded (`ESC &`), scaled with its run. QR codes and barcodes are drawn as real symbols,
+ * module by module, from the decoded content with bwip-js (pure JavaScript): a phone can scan the
+ * preview. Raster images are drawn dot for dot. A cut is a dashed line.
  */
 import bwipjs from 'bwip-js';
-import type { PaperCode, PaperImage, PaperLine, Ticket } from '../core/paper.js';
+import type {
+  PaperCode,
+  PaperImage,
+  PaperLine,
+  PaperUserDefined,
+  TextRun,
+  Ticket,
+} from '../core/paper.js';
 import { type PaperGeometry, paperGeometry } from '../core/paper.js';
 import { printOrder } from '../core/render.js';
 import { VirtualPrinter } from '../core/virtual-printer.js';
@@ -58,7 +66,33 @@ interface Drawn {
   height: number;
 }
 
-function lineSvg(line: PaperLine, top: number, g: PaperGeometry): Drawn {
+/** User-defined glyphs of a ticket by the character that stands for them. */
+type Glyphs = ReadonlyMap<string, PaperUserDefined>;
+
+/** A user-defined glyph in its cell, dot for dot, each dot `run.width` x `run.height`. */
+function userDefinedSvg(udc: PaperUserDefined, run: TextRun, x0: number, y0: number): string {
+  const stride = Math.ceil(udc.width / 8);
+  const black = (r: number, c: number) => (udc.data[r * stride + (c >> 3)]! >> (7 - (c & 7))) & 1;
+  // Emphasized printing strikes each dot twice, one dot apart.
+  const extra = run.bold ? 1 : 0;
+  let d = '';
+  for (let r = 0; r < udc.height; r++)
+    for (let c = 0; c < udc.width; ) {
+      if (!black(r, c)) {
+        c++;
+        continue;
+      }
+      let end = c;
+      while (end < udc.width && black(r, end)) end++;
+      const w = (end - c) * run.width + extra;
+      d += `M${x0 + c * run.width} ${y0 + r * run.height}h${w}v${run.height}h${-w}z`;
+      c = end;
+    }
+  const fill = run.reverse ? '#fff' : '#000';
+  return `<path class="user-defined" data-code="${udc.code}" d="${d}" fill="${fill}"/>`;
+}
+
+function lineSvg(line: PaperLine, top: number, g: PaperGeometry, glyphs: Glyphs): Drawn {
   const cell = line.font === 'B' ? g.fontB : g.fontA;
   const height = cell.height * line.height + LINE_GAP;
   const baseline = top + cell.height * line.height;
@@ -73,7 +107,16 @@ function lineSvg(line: PaperLine, top: number, g: PaperGeometry): Drawn {
     const weight = run.bold ? ' font-weight="bold"' : '';
     const fill = run.reverse ? '#fff' : '#000';
     // Descenders sit inside the cell: the baseline is a fifth of the cell above its bottom.
-    svg += `<text x="${x}" y="${baseline - size * 0.2}" font-size="${Math.round(size * 83) / 100}" textLength="${width}" lengthAdjust="spacingAndGlyphs" xml:space="preserve"${weight} fill="${fill}">${escapeXml(run.text)}</text>`;
+    // A user-defined character is a blank in the text and its glyph over it.
+    const text = line.userDefined
+      ? [...run.text].map((c) => (glyphs.has(c) ? ' ' : c)).join('')
+      : run.text;
+    svg += `<text x="${x}" y="${baseline - size * 0.2}" font-size="${Math.round(size * 83) / 100}" textLength="${width}" lengthAdjust="spacingAndGlyphs" xml:space="preserve"${weight} fill="${fill}">${escapeXml(text)}</text>`;
+    for (const u of line.userDefined ?? []) {
+      const udc = glyphs.get(u.char);
+      if (!udc || u.column < run.column || u.column >= run.column + run.columns) continue;
+      svg += userDefinedSvg(udc, run, MARGIN + u.column * cell.width, baseline - size);
+    }
     if (run.underline > 0)
       svg += `<rect x="${x}" y="${baseline - run.underline}" width="${width}" height="${run.underline}" fill="${fill}"/>`;
   }
@@ -187,10 +230,11 @@ function imageSvg(image: PaperImage, top: number, g: PaperGeometry): Drawn {
 function ticketBody(ticket: Ticket, g: PaperGeometry, top: number): Drawn {
   let y = top + MARGIN;
   let svg = '';
+  const glyphs: Glyphs = new Map(ticket.userDefined.map((u) => [u.char, u]));
   for (const item of printOrder(ticket)) {
     const drawn =
       item.kind === 'line'
-        ? lineSvg(item.line, y, g)
+        ? lineSvg(item.line, y, g, glyphs)
         : item.kind === 'code'
           ? codeSvg(item.code, y, g)
           : imageSvg(item.image, y, g);

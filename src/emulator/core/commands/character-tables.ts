@@ -1,11 +1,21 @@
 /**
  * Character tables and how characters are read: the `ESC t` code page, the `ESC R` international
  * set, Kanji/Chinese double-byte mode and its print modes (`FS &`, `FS .`, `FS !`, `FS -`, `FS S`,
- * `FS W`), UTF-8 mode (`FS ( C` fn 48), and user-defined characters (`ESC %`, `ESC &`), which the
- * emulator shows as the codes they replace.
+ * `FS W`), UTF-8 mode (`FS ( C` fn 48), and user-defined characters (`ESC &` defines, `ESC %`
+ * selects, `ESC ?` deletes).
+ *
+ * A user-defined character prints its glyph, which the ticket keeps (`Ticket.userDefined`); its
+ * text is a private-use stand-in for its font and code (`userDefinedChar`). The emulator cannot
+ * know what a glyph means, and recognising glyphs from a table of its own would only check the
+ * host's drawing against the same drawing: tests look at the dots instead.
  */
+
 import { INTERNATIONAL_CHARACTER_SETS } from '../code-pages.js';
+import type { CommandExecutor } from '../executor.js';
+import type { Frame } from '../framer.js';
+import { type FontName, type PaperUserDefined, userDefinedChar } from '../paper.js';
 import type { CommandFamily } from './command.js';
+import { columnsToBitmap } from './images.js';
 
 export const characterTables: CommandFamily = {
   'ESC t'(x, { frame, n }) {
@@ -53,13 +63,48 @@ export const characterTables: CommandFamily = {
       x.state.utf8 = m === 2;
     }
   },
-  'ESC %'(x, { frame, n }) {
+  // Select (bit 0 set) or cancel the user-defined character set.
+  'ESC %'(x, { n }) {
     x.state.userDefined = (n & 1) !== 0;
-    if (x.state.userDefined) {
-      x.warn(frame, 'user-defined characters are shown as the character codes they replace');
-    }
   },
-  'ESC &'() {
-    // Defines user-defined characters: nothing to print, ESC % shows the codes they replace.
+  // ESC & y c1 c2 [x d1..d(y*x)] for c1..c2: glyphs for the font selected now, in column format.
+  'ESC &'(x, { frame, bytes: b }) {
+    defineUserCharacters(x, frame, b);
+  },
+  // ESC ? n: delete the definition of code n in the selected font; n prints from the font again.
+  'ESC ?'(x, { n }) {
+    x.state.userDefinedChars[x.state.modes.fontB ? 'B' : 'A'].delete(n);
   },
 };
+
+/**
+ * `ESC &` (ESC/POS reference): y = 3 bytes per dot column, 0x20 <= c1 <= c2 <= 0x7E, x up to the
+ * font's cell width (x = 0 defines a blank); a definition out of range is ignored as a whole.
+ * Defining characters clears the downloaded bit image (`GS *`): they share the printer's memory.
+ */
+function defineUserCharacters(x: CommandExecutor, frame: Frame, b: Uint8Array): void {
+  const [y, c1, c2] = [b[2]!, b[3]!, b[4]!];
+  const font: FontName = x.state.modes.fontB ? 'B' : 'A';
+  const cell = font === 'B' ? x.paper.geometry.fontB : x.paper.geometry.fontA;
+  if (y !== 3 || c1 < 0x20 || c2 > 0x7e || c1 > c2) {
+    x.warn(frame, `ESC &: y ${y}, codes ${c1}-${c2} out of range (y 3, 32-126): ignored`);
+    return;
+  }
+  const defined: PaperUserDefined[] = [];
+  let at = 5;
+  for (let code = c1; code <= c2; code++) {
+    const width = b[at]!;
+    if (width > cell.width) {
+      x.warn(frame, `ESC &: ${width} dot columns in a ${cell.width}-dot font: ignored`);
+      return;
+    }
+    const bitmap = columnsToBitmap(b.subarray(at + 1, at + 1 + y * width), width, y, 1, 1);
+    // A 17-dot font B cell prints only the top dot of the third byte.
+    const height = Math.min(bitmap.height, cell.height);
+    const data = bitmap.data.slice(0, Math.ceil(width / 8) * height);
+    defined.push({ char: userDefinedChar(code, font), code, font, width, height, data });
+    at += 1 + y * width;
+  }
+  for (const udc of defined) x.state.userDefinedChars[font].set(udc.code, udc);
+  x.kept.downloaded = undefined;
+}

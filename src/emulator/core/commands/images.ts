@@ -43,8 +43,10 @@ export const images: CommandFamily = {
     x.paper.putBand({ source: 'ESC *', ...bmp });
   },
   // Downloaded bit image: x*8 dots wide, y*8 dots high, column format.
+  // It shares memory with user-defined characters: defining it clears them (ESC/POS reference).
   'GS *'(x, { bytes: b }) {
     x.kept.downloaded = columnsToBitmap(b.subarray(4), b[2]! * 8, b[3]!, 1, 1);
+    clearUserDefined(x);
   },
   'GS /'(x, { frame, n }) {
     x.atLineStart(frame, () => {
@@ -57,6 +59,7 @@ export const images: CommandFamily = {
   'FS q'(x, { bytes: b }) {
     const nv: Bitmap[] = [];
     x.kept.nvImages = nv;
+    clearUserDefined(x);
     let at = 3;
     for (let i = 0; i < b[2]!; i++) {
       const w = u16(b, at);
@@ -128,11 +131,17 @@ function graphics(x: CommandExecutor, frame: Frame, name: string, at: number): v
   x.warn(frame, `${name} fn ${fn} is not emulated: skipped by its length`);
 }
 
+/** `GS *` and `FS q` delete every user-defined character (ESC/POS reference, "ESC &"). */
+function clearUserDefined(x: CommandExecutor): void {
+  x.state.userDefinedChars.A.clear();
+  x.state.userDefinedChars.B.clear();
+}
+
 /**
- * Converts column-format image data (ESC *, GS *, FS q: each column `bytesPerColumn` bytes,
- * most significant bit on top) to packed rows.
+ * Converts column-format image data (ESC *, GS *, FS q, ESC &: each column `bytesPerColumn`
+ * bytes, most significant bit on top) to packed rows.
  */
-function columnsToBitmap(
+export function columnsToBitmap(
   data: Uint8Array,
   columns: number,
   bytesPerColumn: number,

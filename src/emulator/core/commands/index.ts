@@ -26,7 +26,6 @@ import { statusAndRealtime } from './status-and-realtime.js';
  */
 const SILENT = new Set([
   'ESC <',
-  'ESC ?',
   'ESC U',
   'ESC c',
   'ESC r',

@@ -1,10 +1,10 @@
 /**
  * The frames that are not commands: printable bytes, decoded into glyphs through the selected
  * character table (`ESC t` code page, `ESC R` international set, Kanji/GB18030 double-byte mode,
- * UTF-8 mode) and laid on the paper in the current print modes; and single control bytes (`LF`,
- * `HT`, `FF`, `CR`, ...). A multi-byte character may arrive across frames and chunks: its first
- * bytes wait on the executor (`pendingChar`), and a command that interrupts it prints a
- * replacement glyph.
+ * UTF-8 mode, or a user-defined glyph while `ESC % 1` is on) and laid on the paper in the current
+ * print modes; and single control bytes (`LF`, `HT`, `FF`, `CR`, ...). A multi-byte character
+ * may arrive across frames and chunks: its first bytes wait on the executor (`pendingChar`), and
+ * a command that interrupts it prints a replacement glyph.
  */
 import {
   decodeGb18030,
@@ -19,7 +19,7 @@ import {
 import { hex } from '../command-syntax.js';
 import type { CommandExecutor } from '../executor.js';
 import type { Frame } from '../framer.js';
-import type { Glyph, TextStyle } from '../paper.js';
+import type { Glyph, PaperUserDefined, TextStyle } from '../paper.js';
 import { cellsOf } from '../text-width.js';
 
 export interface PendingChar {
@@ -77,7 +77,19 @@ function textByte(x: CommandExecutor, b: number, offset: number): void {
     x.pendingChar = { bytes: [b], offset };
     return;
   }
-  glyph(x, singleByteChar(x, b), false);
+  const udc = userDefinedAt(x, b);
+  if (udc) glyph(x, udc.char, false, udc);
+  else glyph(x, singleByteChar(x, b), false);
+}
+
+/**
+ * The user-defined character `b` prints while the set is selected (`ESC % 1`): the one defined
+ * for the current font; an undefined code prints from the resident font (ESC/POS reference).
+ */
+function userDefinedAt(x: CommandExecutor, b: number): PaperUserDefined | undefined {
+  const st = x.state;
+  if (!st.userDefined) return undefined;
+  return st.userDefinedChars[st.modes.fontB ? 'B' : 'A'].get(b);
 }
 
 /** A further byte of a pending UTF-8 or double-byte character. */
@@ -136,7 +148,12 @@ function singleByteChar(x: CommandExecutor, b: number): string {
   return singleByteTable(page.encoding)[b]!;
 }
 
-function glyph(x: CommandExecutor, char: string, wide: boolean): void {
+function glyph(
+  x: CommandExecutor,
+  char: string,
+  wide: boolean,
+  userDefined?: PaperUserDefined,
+): void {
   const m = x.state.modes;
   const font = m.fontB ? x.paper.geometry.fontB : x.paper.geometry.fontA;
   const style: TextStyle = {
@@ -152,6 +169,6 @@ function glyph(x: CommandExecutor, char: string, wide: boolean): void {
   const width = wide
     ? (font.width * 2 + m.kanjiLeft + m.kanjiRight) * m.kanjiWidth
     : (font.width + m.charSpacing) * m.width;
-  const g: Glyph = { char, width, style };
+  const g: Glyph = userDefined ? { char, width, style, userDefined } : { char, width, style };
   x.paper.put(g);
 }

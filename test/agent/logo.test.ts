@@ -1,0 +1,283 @@
+/**
+ * The store's logo in the running agent (issue 18), end to end as test/agent/agent-e2e.test.ts:
+ * a real Mosquitto, the emulator on TCP, the agent in this process, one signed instruction.
+ *
+ * - A logo that cannot be used does not stop the agent: the receipt prints without an image, the
+ *   retained status carries the problem as a warning (LOGO_UNREADABLE naming the path), not as a
+ *   fault, and the log has it once, as a warning naming the path.
+ * - A good logo prints first on the receipt, converted once at start for the printer's width.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import mqtt, { type MqttClient } from 'mqtt';
+import { Agent, type AgentSettings } from '../../src/agent.js';
+import {
+  listenTcp,
+  renderText,
+  type TcpEndpoint,
+  type Ticket,
+  VirtualPrinter,
+} from '../../src/emulator/index.js';
+import { createLogger } from '../../src/logging.js';
+import { buildEnvelope } from '../../src/protocol/envelope.js';
+import { type AgentStatus, type JobEvent, topics } from '../../src/protocol/print-protocol.js';
+import { generateKeyPair, parseKey } from '../../src/protocol/signing.js';
+import { deriveStoreId } from '../../src/protocol/store-id.js';
+import { formatTimestamp } from '../../src/protocol/time.js';
+import type { LogoSettings } from '../../src/receipt/options.js';
+import { receiptOptions } from '../../src/receipt/options.js';
+import { runCliInProcess } from '../helpers/cli.js';
+import { writeLogoPng } from '../helpers/logo.js';
+import { freePort, Mosquitto, skipWithoutMosquitto } from '../helpers/mosquitto.js';
+import { waitFor } from '../helpers/waiting.js';
+
+const APP_ID = 'A-logo';
+const STORE_KEY = 'sk-logo-secret-4410-do-not-leak';
+const STORE_ID = deriveStoreId(APP_ID, STORE_KEY);
+const pair = generateKeyPair();
+const serviceKey = parseKey(pair.privatePem, 'private');
+const t = topics('printer-agent/v1', STORE_ID);
+
+interface Running {
+  agent: Agent;
+  /** A config file naming this agent's local API (and the logo), for `printer-agent status`. */
+  configPath: string;
+  emulator: VirtualPrinter;
+  status: () => AgentStatus | null;
+  events: JobEvent[];
+  logLines: string[];
+  stop(): Promise<void>;
+}
+
+/** Broker, emulator and agent (with its local API) with `logo`, made in a fresh folder. */
+async function start(logo: (dir: string) => LogoSettings): Promise<Running> {
+  const broker = await Mosquitto.start();
+  const consolePort = await freePort();
+  const emulator = new VirtualPrinter({ columns: 48 });
+  const endpoint: TcpEndpoint = await listenTcp(emulator, { port: 0 });
+  const dir = mkdtempSync(join(tmpdir(), 'pa-logo-agent-'));
+  writeFileSync(join(dir, 'service-public.pem'), pair.publicPem);
+  const settings: AgentSettings = {
+    appId: APP_ID,
+    storeKey: STORE_KEY,
+    storeId: STORE_ID,
+    mqtt: {
+      url: broker.url,
+      protocolVersion: 5,
+      prefix: 'printer-agent/v1',
+      clientId: `printer-agent-${STORE_ID}`,
+      keepaliveSec: 10,
+      sessionExpirySec: 3600,
+      reconnectMinMs: 100,
+      reconnectMaxMs: 1000,
+      maxMessageBytes: 64 * 1024,
+    },
+    keys: { servicePublicKeyFile: join(dir, 'service-public.pem'), scheme: 'RSA-SHA256' },
+    printers: [
+      {
+        id: 'receipt',
+        url: endpoint.address,
+        profile: 'generic-80mm',
+        roles: ['receipt'],
+        statusIntervalMs: 200,
+      },
+    ],
+    receipt: receiptOptions({ header: ['Logo Store'] }),
+    logo: logo(dir),
+    lateAfterMinutes: null,
+    interruptedPolicy: 'reprint-marked',
+    stateDir: join(dir, 'state'),
+    statusIntervalMs: 5000,
+    retentionDays: 14,
+    freshness: { maxAgeMs: 7 * 86_400_000, clock: 'synchronized' },
+    console: { host: '127.0.0.1', port: consolePort, hostnames: [], metrics: false },
+  };
+  const configPath = join(dir, 'config.json');
+  writeFileSync(
+    configPath,
+    JSON.stringify({
+      appId: APP_ID,
+      storeKey: STORE_KEY,
+      mqtt: { url: broker.url },
+      keys: { servicePublicKeyFile: 'service-public.pem' },
+      printers: [{ id: 'receipt', url: endpoint.address, profile: 'generic-80mm' }],
+      receipt: { logo: settings.logo },
+      stateDir: 'state',
+      catchUp: { enabled: false },
+      console: { port: consolePort },
+    }),
+    { mode: 0o600 },
+  );
+  const logLines: string[] = [];
+  const log = createLogger({
+    level: 'debug',
+    secrets: [STORE_KEY],
+    destination: { write: (line: string) => void logLines.push(line) },
+  });
+  const agent = await Agent.start(settings, log);
+  const client: MqttClient = mqtt.connect(broker.url, {
+    protocolVersion: 5,
+    clientId: 'service-logo',
+  });
+  const events: JobEvent[] = [];
+  let status: AgentStatus | null = null;
+  client.on('message', (topic, payload) => {
+    if (topic === t.job) {
+      const event = JSON.parse(payload.toString()) as JobEvent;
+      if (!events.some((e) => e.eventId === event.eventId)) events.push(event);
+    }
+    if (topic === t.status) status = JSON.parse(payload.toString()) as AgentStatus;
+  });
+  await new Promise<void>((resolve) => client.once('connect', () => resolve()));
+  await client.subscribeAsync([t.job, t.status], { qos: 1 });
+  await waitFor('the agent online', () => status?.online === true, 20_000);
+  await client.publishAsync(
+    t.print,
+    JSON.stringify(
+      buildEnvelope({
+        appId: APP_ID,
+        storeKey: STORE_KEY,
+        param: {
+          storeId: STORE_ID,
+          jobId: 'P-LOGO-1',
+          orderNo: 'O-LOGO-1',
+          createTime: formatTimestamp(new Date()),
+          order: {
+            productInfo: [{ productName: 'Adobo plate', price: 18500, quantity: 1 }],
+            orderType: 2,
+            paymentWay: 2,
+            paymentTransactionId: 'M-LOGO-1',
+          },
+        },
+        key: serviceKey,
+      }),
+    ),
+    { qos: 1 },
+  );
+  await waitFor(
+    'the receipt printed',
+    () => events.some((e) => e.jobId === 'P-LOGO-1' && e.state === 'printed'),
+    15_000,
+  );
+  return {
+    agent,
+    configPath,
+    emulator,
+    status: () => status,
+    events,
+    logLines,
+    async stop() {
+      await client.endAsync();
+      await agent.stop();
+      await endpoint.close();
+      await broker.stop();
+    },
+  };
+}
+
+function receiptTicket(r: Running): Ticket {
+  const ticket = r.emulator.paper.tickets.find((tk) => renderText(tk).includes('Adobo plate'));
+  assert.ok(ticket, 'the receipt is on the paper');
+  return ticket;
+}
+
+const logged = (r: Running) =>
+  r.logLines.map((line) => JSON.parse(line) as Record<string, unknown> & { msg: string });
+
+describe('agent with a logo file that cannot be used', { skip: skipWithoutMosquitto() }, () => {
+  let r: Running;
+  let missing: string;
+  before(async () => {
+    r = await start((dir) => {
+      missing = join(dir, 'logo.png');
+      return { file: missing, align: 'center' };
+    });
+  });
+  after(async () => r?.stop());
+
+  it('prints the receipt, without an image', () => {
+    const ticket = receiptTicket(r);
+    assert.equal(ticket.images.length, 0);
+    assert.match(renderText(ticket), /^ +Logo Store$/m);
+  });
+
+  it('says why in the retained status: a warning, not a fault', async () => {
+    const expected = {
+      code: 'LOGO_UNREADABLE',
+      message: `receipt.logo.file: ${missing}: missing (ENOENT)`,
+    };
+    await waitFor('the status with its warning', () => {
+      const s = r.status();
+      return s?.online === true && s.warnings !== undefined;
+    });
+    const status = r.status();
+    assert.ok(status?.online);
+    assert.deepEqual(status.warnings, [expected]);
+    assert.equal(status.fault ?? null, null, 'printing works: no fault');
+    assert.equal(status.printers[0]?.state, 'ready');
+    // The local API (`printer-agent status`, the status page) answers the same status.
+    const own = r.agent.health.status();
+    assert.ok(own.online);
+    assert.deepEqual(own.warnings, [expected]);
+  });
+
+  it('`printer-agent status` shows it (the broken logo does not stop the command either)', async () => {
+    const run = await runCliInProcess(['status', '--config', r.configPath]);
+    assert.equal(run.status, 0, run.stderr);
+    assert.match(
+      run.stdout,
+      new RegExp(
+        `^WARNING LOGO_UNREADABLE: receipt\\.logo\\.file: ${missing}: missing \\(ENOENT\\)$`,
+        'm',
+      ),
+    );
+    assert.doesNotMatch(run.stdout, /^FAULT/m);
+    assert.ok(!run.stdout.includes(STORE_KEY));
+  });
+
+  it('logs it once, as a warning naming the path', () => {
+    const lines = logged(r).filter((l) => l.code === 'LOGO_UNREADABLE');
+    assert.equal(lines.length, 1, JSON.stringify(lines));
+    const line = lines[0]!;
+    assert.equal(line.level, 40);
+    assert.equal(line.file, missing);
+    assert.equal(
+      line.msg,
+      `receipt.logo.file: ${missing}: missing (ENOENT); receipts print without the logo`,
+    );
+  });
+});
+
+describe('agent with a good logo', { skip: skipWithoutMosquitto() }, () => {
+  let r: Running;
+  before(async () => {
+    r = await start((dir) => ({ file: writeLogoPng(join(dir, 'logo.png')), align: 'center' }));
+  });
+  after(async () => r?.stop());
+
+  it('prints it first on the receipt, the full print width, converted at start', () => {
+    const ticket = receiptTicket(r);
+    // 400 x 200 at 576 dots: 288 high, in two bands (240 + 48).
+    assert.deepEqual(
+      ticket.images.map((i) => [i.source, i.width, i.height, i.align, i.atLine]),
+      [
+        ['GS v 0', 576, 240, 'center', 0],
+        ['GS v 0', 576, 48, 'center', 0],
+      ],
+    );
+    assert.match(renderText(ticket), /^\[IMAGE 576x240\]\n\[IMAGE 576x48\]\n +Logo Store\n/);
+    const ready = logged(r).filter((l) => l.msg === 'logo ready');
+    assert.equal(ready.length, 1);
+    assert.equal(ready[0]!.dots, '576x288');
+    assert.equal(ready[0]!.bytesPerReceipt, 72 * 288 + 2 * 14);
+  });
+
+  it('no warning in the status', () => {
+    const status = r.status();
+    assert.ok(status?.online);
+    assert.equal(status.warnings, undefined);
+  });
+});
