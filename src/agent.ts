@@ -33,6 +33,7 @@ import { lastWill, topics } from './protocol/print-protocol.js';
 import { loadKeyFile, type SignatureScheme } from './protocol/signing.js';
 import type { LogoSettings, ReceiptLogo, ReceiptOptions } from './receipt/options.js';
 import { getProfile } from './receipt/profile.js';
+import { LineRasterizer } from './receipt/raster-text.js';
 import { renderTestPage } from './receipt/render.js';
 import { VERSION } from './version.js';
 
@@ -150,7 +151,11 @@ export class Agent {
    */
   static async start(given: AgentSettings, log: Logger): Promise<Agent> {
     const logo = await storeLogo(given, log);
-    const settings: AgentSettings = { ...given, receipt: { ...given.receipt, logo: logo.images } };
+    const rasterizer = lineRasterizer(given, log);
+    const settings: AgentSettings = {
+      ...given,
+      receipt: { ...given.receipt, logo: logo.images, rasterizer },
+    };
     const store = JobStore.open({ stateDir: settings.stateDir, create: true });
     const jlog = log.child({ room: 'jobs' });
     jlog.info({ path: store.path }, 'job store open');
@@ -251,6 +256,22 @@ export class Agent {
 }
 
 /**
+ * Raster lines (issue 18): drawn with the system's fonts when there are any; without them such
+ * characters print as `?`, which the journal says once at start, naming the packages.
+ */
+function lineRasterizer(settings: AgentSettings, log: Logger): LineRasterizer | null {
+  if (settings.receipt.rasterLines === false) return null;
+  const rasterizer = LineRasterizer.fromSystem();
+  const rlog = log.child({ room: 'receipt' });
+  if (rasterizer) rlog.info({ fonts: rasterizer.fonts }, 'raster lines drawn with system fonts');
+  else
+    rlog.warn(
+      'no fonts for raster lines (install fonts-dejavu-core and fonts-unifont): characters the printers cannot print come out as ?',
+    );
+  return rasterizer;
+}
+
+/**
  * The store's logo, read and converted once for every configured printer's profile (its code is
  * loaded only when a logo is configured). A logo that cannot be used never stops the agent:
  * receipts print without it, the status carries the problem as a warning (LOGO_UNREADABLE), and
@@ -346,11 +367,11 @@ async function openConsole(
             : [],
         };
       },
-      renderJob: (job, view) => {
+      renderJob: async (job, view) => {
         const printer =
           settings.printers.find((p) => p.roles.includes(job.printer)) ?? settings.printers[0]!;
         const profile = getProfile(printer.profile);
-        const rendered = renderJob(view(job), {
+        const rendered = await renderJob(view(job), {
           profile,
           options: settings.receipt,
           late: job.markings.late === true,

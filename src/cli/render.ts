@@ -7,6 +7,7 @@ import { printInstructionSchema } from '../protocol/print-protocol.js';
 import { describeIssues, parseWith } from '../protocol/validation.js';
 import { receiptOptionsSchema } from '../receipt/options.js';
 import { getProfile, type PrinterProfile } from '../receipt/profile.js';
+import { LineRasterizer } from '../receipt/raster-text.js';
 import {
   type ReceiptSource,
   type RenderDocument,
@@ -64,7 +65,8 @@ export function renderFile(
   const rendered = renderReceipt({
     source: readReceiptSource(io, file),
     profile,
-    options,
+    // What the agent prints: lines its fonts cannot carry drawn as images (issue 18).
+    options: { ...options, rasterizer: options.rasterLines ? LineRasterizer.fromSystem() : null },
     ...(document ? { document } : {}),
   });
   for (const warning of rendered.warnings) io.stderr.write(`warning: ${warning}\n`);

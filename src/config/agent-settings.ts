@@ -42,6 +42,7 @@ export function settingsFrom(config: AgentConfig): AgentSettings {
       footer: config.receipt.footer,
       money: config.receipt.money,
       qr: config.receipt.qr,
+      rasterLines: config.receipt.rasterLines,
     },
     logo: config.receipt.logo ?? null,
     lateAfterMinutes: config.receipt.markings.lateAfterMinutes,

@@ -51,7 +51,7 @@ export interface ConsoleDeps {
    * The bytes a job sends (or sent) to its printer, and the paper's font A columns; `view` is
    * applied to the job and to the original of a reprint before rendering (masking).
    */
-  renderJob(job: Job, view: (job: Job) => Job): { bytes: Uint8Array; columns: number };
+  renderJob(job: Job, view: (job: Job) => Job): Promise<{ bytes: Uint8Array; columns: number }>;
   store: JobStore;
   /** The roles some printer serves: a test print or reprint for another role is refused. */
   roles: readonly string[];
@@ -316,7 +316,7 @@ export async function startConsole(
       const found = findJob(request.params.ref);
       const reveal = request.query.reveal === '1';
       if (reveal) log.info({ jobId: found.jobId }, 'personal data of a receipt shown on the page');
-      const { bytes, columns } = deps.renderJob(found, reveal ? (j) => j : maskedJob);
+      const { bytes, columns } = await deps.renderJob(found, reveal ? (j) => j : maskedJob);
       // The emulator's decoder and the symbol library: loaded on the first preview only.
       const { bytesToSvg } = await import('../emulator/index.js');
       return reply

@@ -11,7 +11,7 @@ import { describeIssues, parseWith } from '../protocol/validation.js';
 import type { ReceiptMarkings } from '../receipt/model.js';
 import type { ReceiptOptions } from '../receipt/options.js';
 import type { PrinterProfile } from '../receipt/profile.js';
-import { type ReceiptSource, renderReceipt } from '../receipt/render.js';
+import { type ReceiptSource, renderReceiptInTurns } from '../receipt/render.js';
 import type { Job, JobReason } from './job.js';
 
 export interface RenderedJob {
@@ -89,7 +89,11 @@ export function receiptSource(job: Job): { source: ReceiptSource; copies: number
   throw new AgentError('RENDER_FAILED', `job ${job.jobId} holds a command, not a receipt`);
 }
 
-export function renderJob(job: Job, context: RenderJobContext): RenderedJob {
+/**
+ * Async because raster lines (issue 18) are drawn one per turn of the event loop: a long CJK
+ * receipt must not hold the broker link or the other printers' loops.
+ */
+export async function renderJob(job: Job, context: RenderJobContext): Promise<RenderedJob> {
   const markings: ReceiptMarkings = { ...job.markings };
   if (job.kind === 'test') {
     if (!context.renderTestPage) {
@@ -119,7 +123,7 @@ export function renderJob(job: Job, context: RenderJobContext): RenderedJob {
     copies = stored.copies;
     if (context.late) markings.late = true;
   }
-  const rendered = renderReceipt({
+  const rendered = await renderReceiptInTurns({
     source,
     profile: context.profile,
     options: context.options,

@@ -361,7 +361,7 @@ export class Spooler extends EventEmitter<SpoolerEvents> {
 
     let rendered: RenderedJob;
     try {
-      rendered = this.render(lane, job);
+      rendered = await this.render(lane, job);
     } catch (error) {
       if (isStoreError(error)) {
         // Reading the reprint's original failed: the job is fine, the database is not.
@@ -419,7 +419,7 @@ export class Spooler extends EventEmitter<SpoolerEvents> {
     }
   }
 
-  private render(lane: Lane, job: Job): RenderedJob {
+  private render(lane: Lane, job: Job): Promise<RenderedJob> {
     const profile =
       typeof lane.config.profile === 'string'
         ? getProfile(lane.config.profile)

@@ -78,6 +78,14 @@ export interface MappedText {
   unprintable: string[];
 }
 
+export interface CharsetOptions {
+  /**
+   * Lines can be drawn as raster images (a rasterizer with fonts is there): a character the
+   * printer cannot print from its fonts stays in the text, and its line is drawn (`drawn`).
+   */
+  raster?: boolean;
+}
+
 export interface Charset {
   readonly codepage: Codepage;
   /**
@@ -94,6 +102,11 @@ export interface Charset {
   isCjk(ch: string): boolean;
   /** The printable form of `text`. */
   map(text: string): MappedText;
+  /**
+   * True when `ch` is kept in the text only to be drawn: the line holding it prints as a raster
+   * image (issue 18). Never true without the `raster` option.
+   */
+  drawn(ch: string): boolean;
   /** Code-page bytes of printable text (`map`) with no CJK and no user-defined character. */
   encode(text: string): Uint8Array;
 }
@@ -158,7 +171,7 @@ function userDefinedFor(profile: PrinterProfile): ReadonlyMap<string, UserDefine
   return new Map(USER_DEFINED_CHARACTERS.map((udc) => [udc.char, udc]));
 }
 
-export function charsetFor(profile: PrinterProfile): Charset {
+export function charsetFor(profile: PrinterProfile, options: CharsetOptions = {}): Charset {
   const codepage = profile.codepage as Codepage;
   const bytes = printableBytes(codepage);
   const cjkCache = new Map<string, boolean>();
@@ -173,11 +186,15 @@ export function charsetFor(profile: PrinterProfile): Charset {
     }
     return ok;
   };
+  // Space and controls never need drawing (the sanitizer removed controls before layout).
+  const drawn = (ch: string) =>
+    options.raster === true && ch > ' ' && !inCodepage(ch) && !isCjk(ch);
   return {
     codepage,
     userDefined,
     inCodepage,
     isCjk,
+    drawn,
     map(text: string): MappedText {
       let out = '';
       const unprintable: string[] = [];
@@ -203,6 +220,11 @@ export function charsetFor(profile: PrinterProfile): Charset {
         const compat = ch.normalize('NFKC');
         if (compat !== ch && [...compat].every((c) => inCodepage(c) || isCjk(c))) {
           out += compat;
+          continue;
+        }
+        if (drawn(ch)) {
+          // Printed as a picture of its line, as a person wrote it.
+          out += ch;
           continue;
         }
         out += REPLACEMENT;

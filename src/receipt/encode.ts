@@ -22,8 +22,10 @@
  */
 import { type Charset, encodeGb18030 } from './charset.js';
 import { type Layout, type LayoutCommand, PLAIN, type Style } from './layout.js';
-import type { PrinterProfile } from './profile.js';
+import { type PrinterProfile, profileColumns } from './profile.js';
+import type { BitImage, LineRasterizer, RasterPiece } from './raster-text.js';
 import { CANCEL_USER_DEFINED, defineBytes, SELECT_USER_DEFINED } from './user-defined.js';
+import { displayWidth } from './width.js';
 
 const ESC = 0x1b;
 const GS = 0x1d;
@@ -144,11 +146,96 @@ function prints(layout: Layout, ch: string): boolean {
 /** How a character is sent: from the code page, through the CJK font, or as a user-defined one. */
 type RunKind = 'codepage' | 'cjk' | 'udc';
 
+/**
+ * A line as pieces for the rasterizer: each segment split at its runs of two or more spaces (the
+ * gaps the layout pads with), each piece over the columns the layout gave it.
+ */
+function rasterPieces(segments: Layout['commands'][number] & { kind: 'line' }): RasterPiece[] {
+  const pieces: RasterPiece[] = [];
+  let column = 0;
+  for (const segment of segments.segments) {
+    const { style } = segment;
+    for (const part of segment.text.split(/( {2,})/)) {
+      const columns = displayWidth(part) * style.width;
+      if (part.trim() !== '' || style.invert || style.underline)
+        pieces.push({
+          text: part,
+          column,
+          columns,
+          bold: style.bold,
+          invert: style.invert,
+          underline: style.underline,
+          height: style.height,
+        });
+      column += columns;
+    }
+  }
+  return pieces;
+}
+
+/** Raster images of layout lines, by line command (`rasterLines`). */
+export type RasterImages = ReadonlyMap<LayoutCommand, BitImage>;
+
+/** The lines holding a character the printer cannot print from its fonts (issue 18). */
+function linesToDraw(layout: Layout, charset: Charset): Array<LayoutCommand & { kind: 'line' }> {
+  return layout.commands.filter(
+    (c): c is LayoutCommand & { kind: 'line' } =>
+      c.kind === 'line' && c.segments.some((s) => [...s.text].some((ch) => charset.drawn(ch))),
+  );
+}
+
+/** The lines to draw, drawn in one render (previews, the CLI: nothing else waits for them). */
+function rasterLines(
+  layout: Layout,
+  profile: PrinterProfile,
+  charset: Charset,
+  rasterizer: LineRasterizer,
+): RasterImages {
+  const lines = linesToDraw(layout, charset);
+  if (lines.length === 0) return new Map();
+  const images = rasterizer.rasterize(lines.map(rasterPieces), {
+    dotsPerLine: profile.dotsPerLine,
+    columns: profileColumns(profile),
+  });
+  return new Map(lines.map((line, i) => [line, images[i]!]));
+}
+
+/**
+ * The lines to draw, one render per line and a turn of the event loop between them: a receipt of
+ * fifty CJK lines takes resvg seconds on a Pi, which must not hold the broker link (keepalive,
+ * acknowledgements) or the other printers' loops meanwhile. What the agent prints with.
+ */
+export async function rasterLinesInTurns(
+  layout: Layout,
+  profile: PrinterProfile,
+  charset: Charset,
+  rasterizer: LineRasterizer,
+): Promise<RasterImages> {
+  const images = new Map<LayoutCommand, BitImage>();
+  const geometry = { dotsPerLine: profile.dotsPerLine, columns: profileColumns(profile) };
+  for (const line of linesToDraw(layout, charset)) {
+    await new Promise((resolve) => setImmediate(resolve));
+    images.set(line, rasterizer.rasterize([rasterPieces(line)], geometry)[0]!);
+  }
+  return images;
+}
+
+/**
+ * ESC/POS bytes of a layout. `raster`: the images of its lines to draw (`rasterLinesInTurns`), or
+ * a rasterizer that draws them now; null: none is drawn (the charset then kept none to draw).
+ */
 export function encodeLayout(
   layout: Layout,
   profile: PrinterProfile,
   charset: Charset,
+  raster: LineRasterizer | RasterImages | null = null,
 ): Uint8Array {
+  const drawn =
+    raster === null
+      ? new Map()
+      : raster instanceof Map
+        ? raster
+        : rasterLines(layout, profile, charset, raster as LineRasterizer);
   const out = new Bytes();
   out.push(ESC, 0x40, ...FS_DOT, ESC, 0x4d, 0);
   // User-defined characters right after ESC @, which clears them: each job (so every copy and
@@ -164,6 +251,12 @@ export function encodeLayout(
   for (const command of layout.commands) {
     switch (command.kind) {
       case 'line': {
+        const image = drawn.get(command);
+        if (image) {
+          // The picture of the whole line, as wide as the print area: it feeds its own height.
+          rasterImage(out, { kind: 'image', align: 'left', ...image });
+          break;
+        }
         let style = PLAIN;
         for (const segment of command.segments) {
           if (segment.text === '') continue;

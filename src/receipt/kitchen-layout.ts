@@ -16,6 +16,7 @@ import {
   layoutLength,
   MARK,
   PLAIN,
+  printCallout,
   printMarkings,
   printPaperEnd,
   type Segment,
@@ -57,16 +58,7 @@ export function layoutKitchenTicket(input: KitchenLayoutInput): Layout {
   sheet.text(input.role.toUpperCase(), { style: BOLD, align: 'center' });
   sheet.rule('=');
   // How the order is called out, as large as on the receipt the customer holds.
-  if (r.banner) sheet.text(r.banner, { style: BIG, align: 'center' });
-  if (r.pickUpNo) {
-    sheet.text('PICK-UP CODE', { style: BOLD, align: 'center' });
-    sheet.text(r.pickUpNo, { style: BIG, align: 'center' });
-  }
-  if (r.takeoutNo) {
-    sheet.text('TAKEOUT NO.', { style: BOLD, align: 'center' });
-    sheet.text(r.takeoutNo, { style: BIG, align: 'center' });
-  }
-  if (r.banner || r.pickUpNo || r.takeoutNo) sheet.rule();
+  printCallout(sheet, r);
   sheet.row('Order no.', r.orderNo);
   if (r.createTime) sheet.row('Ordered', r.createTime);
   // A late ticket says how long the guest has waited: the kitchen puts it first.

@@ -264,6 +264,20 @@ export function printMarkings(sheet: Sheet, markings: ReceiptMarkings = {}): voi
   if (m.reprint || m.possibleDuplicate || m.late) sheet.blank();
 }
 
+/** How the order is called out, large: order type, pick-up code, takeout number. */
+export function printCallout(sheet: Sheet, r: Receipt): void {
+  if (r.banner) sheet.text(r.banner, { style: BIG, align: 'center' });
+  if (r.pickUpNo) {
+    sheet.text('PICK-UP CODE', { style: BOLD, align: 'center' });
+    sheet.text(r.pickUpNo, { style: BIG, align: 'center' });
+  }
+  if (r.takeoutNo) {
+    sheet.text('TAKEOUT NO.', { style: BOLD, align: 'center' });
+    sheet.text(r.takeoutNo, { style: BIG, align: 'center' });
+  }
+  if (r.banner || r.pickUpNo || r.takeoutNo) sheet.rule();
+}
+
 /** The end of the paper: a cut where the model has a cutter, else a feed past the tear bar. */
 export function printPaperEnd(sheet: Sheet, profile: PrinterProfile): void {
   if (profile.cutter === 'none')
@@ -306,17 +320,7 @@ export function layoutReceipt(input: LayoutInput): Layout {
   if (options.header.length > 0) sheet.rule('=');
 
   printMarkings(sheet, input.markings);
-
-  if (r.banner) sheet.text(r.banner, { style: BIG, align: 'center' });
-  if (r.pickUpNo) {
-    sheet.text('PICK-UP CODE', { style: BOLD, align: 'center' });
-    sheet.text(r.pickUpNo, { style: BIG, align: 'center' });
-  }
-  if (r.takeoutNo) {
-    sheet.text('TAKEOUT NO.', { style: BOLD, align: 'center' });
-    sheet.text(r.takeoutNo, { style: BIG, align: 'center' });
-  }
-  if (r.banner || r.pickUpNo || r.takeoutNo) sheet.rule();
+  printCallout(sheet, r);
 
   sheet.row('Order no.', r.orderNo);
   if (r.createTime) sheet.row('Created', r.createTime);

@@ -7,7 +7,7 @@ import { AgentError, errorMessage } from '../errors.js';
 import type { OrderRecord } from '../protocol/order-record.js';
 import type { PrintInstruction } from '../protocol/print-protocol.js';
 import { charsetFor } from './charset.js';
-import { encodeLayout } from './encode.js';
+import { encodeLayout, type RasterImages, rasterLinesInTurns } from './encode.js';
 import { receiptFromInstruction } from './from-instruction.js';
 import { receiptFromRecord } from './from-record.js';
 import { layoutKitchenTicket } from './kitchen-layout.js';
@@ -15,6 +15,7 @@ import { type Layout, type LayoutNotice, layoutReceipt, layoutTestPage } from '.
 import type { Receipt, ReceiptMarkings } from './model.js';
 import type { ReceiptOptions } from './options.js';
 import type { PrinterProfile } from './profile.js';
+import type { LineRasterizer } from './raster-text.js';
 import { layoutToText } from './text.js';
 
 export type ReceiptSource =
@@ -61,41 +62,85 @@ export function toReceipt(source: ReceiptSource): Receipt {
     : receiptFromRecord(source.record);
 }
 
+/** Model, layout and charset of a receipt or ticket: everything but the bytes. */
+function prepare(input: RenderInput) {
+  const receipt = toReceipt(input.source);
+  const rasterizer = input.options.rasterizer ?? null;
+  const charset = charsetFor(input.profile, { raster: rasterizer !== null });
+  const doc = input.document ?? { layout: 'receipt' };
+  const layout =
+    doc.layout === 'kitchen'
+      ? layoutKitchenTicket({
+          receipt,
+          profile: input.profile,
+          charset,
+          role: doc.role,
+          items: doc.items,
+          placedMinutesAgo: doc.placedMinutesAgo,
+          markings: input.markings,
+        })
+      : layoutReceipt({
+          receipt,
+          profile: input.profile,
+          charset,
+          options: input.options,
+          markings: input.markings,
+        });
+  return { receipt, layout, charset, rasterizer };
+}
+
+function finish(
+  input: RenderInput,
+  { receipt, layout, charset }: ReturnType<typeof prepare>,
+  raster: LineRasterizer | RasterImages | null,
+): Rendered {
+  return {
+    receipt,
+    layout,
+    bytes: encodeLayout(layout, input.profile, charset, raster),
+    text: layoutToText(layout),
+    warnings: [...receipt.warnings, ...layout.warnings],
+    notices: layout.notices,
+  };
+}
+
+/** What a render throws: AgentErrors as they are, anything else as RENDER_FAILED. */
+function renderFailure(cause: unknown): AgentError {
+  if (cause instanceof AgentError) return cause;
+  return new AgentError('RENDER_FAILED', `cannot render the receipt: ${errorMessage(cause)}`, {
+    cause,
+  });
+}
+
+/** Renders at once; raster lines, if any, in one render (previews, the CLI, tests). */
 export function renderReceipt(input: RenderInput): Rendered {
   try {
-    const receipt = toReceipt(input.source);
-    const charset = charsetFor(input.profile);
-    const doc = input.document ?? { layout: 'receipt' };
-    const layout =
-      doc.layout === 'kitchen'
-        ? layoutKitchenTicket({
-            receipt,
-            profile: input.profile,
-            charset,
-            role: doc.role,
-            items: doc.items,
-            placedMinutesAgo: doc.placedMinutesAgo,
-            markings: input.markings,
-          })
-        : layoutReceipt({
-            receipt,
-            profile: input.profile,
-            charset,
-            options: input.options,
-            markings: input.markings,
-          });
-    return {
-      receipt,
-      layout,
-      bytes: encodeLayout(layout, input.profile, charset),
-      text: layoutToText(layout),
-      warnings: [...receipt.warnings, ...layout.warnings],
-      notices: layout.notices,
-    };
+    const prepared = prepare(input);
+    return finish(input, prepared, prepared.rasterizer);
   } catch (cause) {
-    if (cause instanceof AgentError) throw cause;
-    const detail = errorMessage(cause);
-    throw new AgentError('RENDER_FAILED', `cannot render the receipt: ${detail}`, { cause });
+    throw renderFailure(cause);
+  }
+}
+
+/**
+ * The same bytes, with raster lines drawn one per turn of the event loop (encode.ts
+ * `rasterLinesInTurns`): what the agent prints with.
+ */
+export async function renderReceiptInTurns(input: RenderInput): Promise<Rendered> {
+  try {
+    const prepared = prepare(input);
+    const images =
+      prepared.rasterizer === null
+        ? null
+        : await rasterLinesInTurns(
+            prepared.layout,
+            input.profile,
+            prepared.charset,
+            prepared.rasterizer,
+          );
+    return finish(input, prepared, images);
+  } catch (cause) {
+    throw renderFailure(cause);
   }
 }
 
@@ -105,11 +150,12 @@ export function renderTestPage(
   options: ReceiptOptions,
   agentVersion: string,
 ): Omit<Rendered, 'receipt'> {
-  const charset = charsetFor(profile);
+  const rasterizer = options.rasterizer ?? null;
+  const charset = charsetFor(profile, { raster: rasterizer !== null });
   const layout = layoutTestPage({ profile, charset, options, agentVersion });
   return {
     layout,
-    bytes: encodeLayout(layout, profile, charset),
+    bytes: encodeLayout(layout, profile, charset, rasterizer),
     text: layoutToText(layout),
     warnings: layout.warnings,
     notices: layout.notices,

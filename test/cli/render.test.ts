@@ -3,6 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { LineRasterizer } from '../../src/receipt/raster-text.js';
 import { runCliInProcess } from '../helpers/cli.js';
 import { ORDERS_DIR } from '../helpers/receipts.js';
 
@@ -64,11 +65,16 @@ describe('printer-agent render', () => {
   });
 
   it('prints warnings on stderr and keeps stdout the receipt', async () => {
+    // Raster lines off (a slow serial printer): CJK on a Western printer becomes `?`, said once.
+    const dir = mkdtempSync(join(tmpdir(), 'pa-render-'));
+    writeFileSync(join(dir, 'opts.json'), JSON.stringify({ rasterLines: false }));
     const r = await runCliInProcess([
       'render',
       join(ORDERS_DIR, 'table-cjk.json'),
       '--profile',
       'generic-80mm',
+      '--options',
+      join(dir, 'opts.json'),
     ]);
     assert.equal(r.status, 0);
     assert.match(
@@ -76,6 +82,17 @@ describe('printer-agent render', () => {
       /^warning: characters not printable on this printer were replaced by '\?': U\+767D/m,
     );
     assert.ok(!r.stdout.includes('warning'));
+  });
+
+  it('by default shows the CJK names as the agent prints them: drawn, not `?`', {
+    skip: LineRasterizer.fromSystem()
+      ? false
+      : 'needs system fonts (Debian packages fonts-dejavu-core and fonts-unifont)',
+  }, async () => {
+    const r = await runCliInProcess(['render', join(ORDERS_DIR, 'table-cjk.json')]);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /^白切鸡 Hainanese Chicken$/m);
+    assert.doesNotMatch(r.stderr, /replaced by/);
   });
 
   it('applies receipt options from a file and rejects bad ones by path', async () => {

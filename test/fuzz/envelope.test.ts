@@ -21,7 +21,6 @@ import {
   inboundInstructionSchema,
   type Opened,
   openEnvelope,
-  printInstructionSchema,
 } from '../../src/protocol/index.js';
 import {
   FUZZ_TIMEOUT_MS,
@@ -126,7 +125,8 @@ const POOL = buildPool();
 const AUTHENTIC = new Set(POOL.filter((e) => e.expect.kind === 'accept').map((e) => e.env.param));
 const SIGNED = {
   authentic: AUTHENTIC,
-  parse: (param: string) => printInstructionSchema.parse(JSON.parse(param)),
+  // What the inbox opens with: `printer` stays absent when the service left it out (v1.1 §4).
+  parse: (param: string) => inboundInstructionSchema.parse(JSON.parse(param)),
 };
 const envelopeCase = envelopeCases(POOL);
 

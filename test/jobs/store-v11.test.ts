@@ -139,7 +139,7 @@ describe('job store: freshness options, warnings and notices (print-protocol v1.
     }
   });
 
-  it('renderJob carries the receipt notices (CONTENT_CUT) of a long custom print content', () => {
+  it('renderJob carries the receipt notices (CONTENT_CUT) of a long custom print content', async () => {
     const store = JobStore.open({ stateDir: tempDir('render-notices') });
     try {
       const lines = Array.from({ length: 90 }, (_, i) => `line ${i + 1}`).join('\n');
@@ -148,7 +148,7 @@ describe('job store: freshness options, warnings and notices (print-protocol v1.
           order: { ...instruction(1).order, customPrintContext: lines },
         }),
       ).job!;
-      const rendered = renderJob(job, {
+      const rendered = await renderJob(job, {
         profile: getProfile(PROFILE),
         options: OPTIONS,
         late: false,
@@ -198,14 +198,14 @@ describe('a stored payload nested too deep (issue 13 item 5)', () => {
     return { stateDir, id };
   }
 
-  it('is not parsed: the job reads with payloadProblem, and rendering fails it cleanly', () => {
+  it('is not parsed: the job reads with payloadProblem, and rendering fails it cleanly', async () => {
     const { stateDir, id } = deepStore();
     const store = JobStore.open({ stateDir });
     try {
       const job = store.get(id)!;
       assert.equal(job.payload, null);
       assert.match(job.payloadProblem ?? '', /nested deeper than 32 levels/);
-      assert.throws(
+      await assert.rejects(
         () =>
           renderJob(job, {
             profile: getProfile(PROFILE),

@@ -1,0 +1,175 @@
+/**
+ * Text lines no code page can carry (CJK on a printer without a CJK font, Thai, Arabic...), drawn
+ * as 1-bit images for the printer's raster command (issue 18). Each piece of text is drawn where
+ * the layout put it, over exactly the columns it reserved, so a raster line has the columns, size
+ * and weight its text line would have: a row's amount stays right-aligned under the others.
+ *
+ * The drawing is resvg's (`@resvg/resvg-js`, already the preview's renderer): it shapes with
+ * rustybuzz (Arabic joining, Thai marks), orders right-to-left runs, and falls back from font to
+ * font per character. Fonts come from the system (Debian packages; decision 179): DejaVu Sans
+ * for Latin, Greek, Cyrillic, Arabic and Hebrew, then Noto Sans CJK when installed, then GNU
+ * Unifont, which covers every character of the Basic Multilingual Plane in 5 MB. Without any of
+ * them there is no rasterizer and the layout falls back to `?` with a warning, as before.
+ *
+ * All raster lines of one receipt are drawn in one render: resvg parses its fonts per render, and
+ * on a Pi that costs more than the drawing.
+ */
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import type { Resvg as ResvgClass } from '@resvg/resvg-js';
+
+let Resvg: typeof ResvgClass | undefined;
+
+/** A 1-bit image: rows top to bottom, ceil(width / 8) bytes each, MSB leftmost, 1 = black. */
+export interface BitImage {
+  width: number;
+  height: number;
+  data: Uint8Array;
+}
+
+/** One piece of a line: its text, the first column and the columns the layout reserved for it. */
+export interface RasterPiece {
+  text: string;
+  column: number;
+  columns: number;
+  bold: boolean;
+  invert: boolean;
+  underline: boolean;
+  /** Height multiplier: 2 draws a double-height line. */
+  height: 1 | 2;
+}
+
+export interface RasterGeometry {
+  /** Dots across the print area (the profile's `dotsPerLine`). */
+  dotsPerLine: number;
+  /** Columns of the body font across that width. */
+  columns: number;
+}
+
+/** The system fonts tried, in fallback order; the first family found is the default. */
+const FONT_CANDIDATES: ReadonlyArray<{ family: string; files: readonly string[] }> = [
+  {
+    family: 'DejaVu Sans',
+    files: [
+      '/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf',
+      '/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf',
+    ],
+  },
+  { family: 'Noto Sans CJK SC', files: ['/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc'] },
+  { family: 'Unifont', files: ['/usr/share/fonts/opentype/unifont/unifont.otf'] },
+];
+
+/** Dots of a body-font line: font A is 12 x 24 on every profile we ship. */
+const LINE_DOTS = 24;
+
+export class LineRasterizer {
+  private constructor(
+    private readonly families: readonly string[],
+    private readonly files: readonly string[],
+  ) {}
+
+  /** The rasterizer over the fonts this system has, or null when it has none of them. */
+  static fromSystem(candidates = FONT_CANDIDATES): LineRasterizer | null {
+    const found = candidates
+      .map((c) => ({ family: c.family, files: c.files.filter((f) => existsSync(f)) }))
+      .filter((c) => c.files.length > 0);
+    if (found.length === 0) return null;
+    return new LineRasterizer(
+      found.map((c) => c.family),
+      found.flatMap((c) => c.files),
+    );
+  }
+
+  /** The font families in use, for `doctor` and the test page. */
+  get fonts(): readonly string[] {
+    return this.families;
+  }
+
+  /** Each line (its pieces) as an image as wide as the print area, 24 dots per line of height. */
+  rasterize(lines: ReadonlyArray<readonly RasterPiece[]>, geometry: RasterGeometry): BitImage[] {
+    if (lines.length === 0) return [];
+    const width = geometry.dotsPerLine;
+    const cell = width / geometry.columns;
+    const heights = lines.map((pieces) => LINE_DOTS * Math.max(1, ...pieces.map((p) => p.height)));
+    const tops: number[] = [];
+    let total = 0;
+    for (const h of heights) {
+      tops.push(total);
+      total += h;
+    }
+    const family = this.families.map((f) => `'${f}'`).join(', ');
+    // Each line in its own viewport, which clips it: a mark above or below a line never inks its
+    // neighbour, so a line draws the same alone as among others.
+    const body = lines
+      .map(
+        (pieces, i) =>
+          `<svg x="0" y="${tops[i]}" width="${width}" height="${heights[i]}">` +
+          `${pieces.map((p) => this.piece(p, heights[i]!, cell)).join('')}</svg>`,
+      )
+      .join('');
+    const svg =
+      `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${total}" ` +
+      `font-family="${family}"><rect width="${width}" height="${total}" fill="#fff"/>${body}</svg>`;
+    // Required on the first raster line, not imported: the native renderer costs every agent
+    // start time and memory (issue 16), and most receipts never need it.
+    Resvg ??= (createRequire(import.meta.url)('@resvg/resvg-js') as { Resvg: typeof ResvgClass })
+      .Resvg;
+    const rendered = new Resvg(svg, {
+      font: {
+        loadSystemFonts: false,
+        fontFiles: [...this.files],
+        defaultFontFamily: this.families[0]!,
+      },
+      // Thermal dots are on or off: no anti-aliased edges to threshold into ragged strokes.
+      textRendering: 0,
+      shapeRendering: 0,
+    }).render();
+    const pixels = rendered.pixels;
+    return heights.map((h, i) => threshold(pixels, width, tops[i]!, h));
+  }
+
+  /** One piece as SVG, in its line's viewport: its text over exactly its columns. */
+  private piece(p: RasterPiece, lineHeight: number, cell: number): string {
+    const x = p.column * cell;
+    const w = p.columns * cell;
+    const size = LINE_DOTS * p.height;
+    // Baseline at 80 % of the line, the bottom of the line for a double-height piece.
+    const baseline = lineHeight - Math.round(size * 0.2);
+    const fill = p.invert ? '#fff' : '#000';
+    const parts: string[] = [];
+    if (p.invert)
+      parts.push(`<rect x="${x}" y="0" width="${w}" height="${lineHeight}" fill="#000"/>`);
+    const text = escapeXml(p.text);
+    if (text.trim() !== '')
+      parts.push(
+        `<text x="${x}" y="${baseline}" font-size="${size}" textLength="${w}" ` +
+          `lengthAdjust="spacingAndGlyphs" xml:space="preserve" fill="${fill}"` +
+          `${p.bold ? ' font-weight="bold"' : ''}>${text}</text>`,
+      );
+    if (p.underline)
+      parts.push(`<rect x="${x}" y="${lineHeight - 2}" width="${w}" height="2" fill="${fill}"/>`);
+    return parts.join('');
+  }
+}
+
+/** Rows `top` to `top + height` of an RGBA picture as 1-bit rows (dark half of grey = black). */
+function threshold(rgba: Uint8Array, width: number, top: number, height: number): BitImage {
+  const stride = Math.ceil(width / 8);
+  const data = new Uint8Array(stride * height);
+  for (let y = 0; y < height; y++) {
+    const row = (top + y) * width * 4;
+    for (let x = 0; x < width; x++) {
+      const i = row + x * 4;
+      const luminance = (rgba[i]! * 299 + rgba[i + 1]! * 587 + rgba[i + 2]! * 114) / 1000;
+      if (luminance < 128) data[y * stride + (x >> 3)]! |= 0x80 >> (x & 7);
+    }
+  }
+  return { width, height, data };
+}
+
+function escapeXml(text: string): string {
+  return text.replace(
+    /[<>&"']/g,
+    (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;', "'": '&apos;' })[c]!,
+  );
+}
