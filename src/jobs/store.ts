@@ -212,16 +212,16 @@ export class JobStore extends EventEmitter<StoreEvents> {
       route?: Route;
     } = {},
   ): InsertResult {
-    const route = options.route ?? { role: instruction.printer, layout: 'receipt', items: null };
+    const { source, raw, route, ...rest } = options;
     return this.enqueueOrder(
       {
         kind: 'instruction',
         instruction,
-        ...(options.raw !== undefined ? { raw: options.raw } : {}),
-        ...(options.source ? { source: options.source } : {}),
+        ...(raw !== undefined ? { raw } : {}),
+        ...(source ? { source } : {}),
       },
-      [route],
-      { ...options, named: true },
+      [route ?? { role: instruction.printer, layout: 'receipt', items: null }],
+      { ...rest, named: true },
     )[0]!.result;
   }
 
@@ -240,11 +240,11 @@ export class JobStore extends EventEmitter<StoreEvents> {
       advanceCursor?: boolean;
     } = {},
   ): InsertResult {
-    const role = options.printer ?? DEFAULT_PRINTER_ROLE;
+    const { printer, jobId, ...rest } = options;
     return this.enqueueOrder(
-      { kind: 'record', record, ...(options.jobId !== undefined ? { jobId: options.jobId } : {}) },
-      [{ role, layout: 'receipt', items: null }],
-      { ...options, named: true },
+      { kind: 'record', record, ...(jobId !== undefined ? { jobId } : {}) },
+      [{ role: printer ?? DEFAULT_PRINTER_ROLE, layout: 'receipt', items: null }],
+      { ...rest, named: true },
     )[0]!.result;
   }
 

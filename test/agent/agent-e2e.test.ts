@@ -23,6 +23,7 @@ import { generateKeyPair, parseKey } from '../../src/protocol/signing.js';
 import { deriveStoreId } from '../../src/protocol/store-id.js';
 import { formatTimestamp } from '../../src/protocol/time.js';
 import { receiptOptions } from '../../src/receipt/options.js';
+import { testMqtt } from '../helpers/agent-settings.js';
 import { Mosquitto, skipWithoutMosquitto } from '../helpers/mosquitto.js';
 import { waitFor } from '../helpers/waiting.js';
 
@@ -77,17 +78,7 @@ for (const protocolVersion of [5, 4] as const) {
         appId: APP_ID,
         storeKey: STORE_KEY,
         storeId,
-        mqtt: {
-          url: broker.url,
-          protocolVersion,
-          prefix: 'printer-agent/v1',
-          clientId: `printer-agent-${storeId}`,
-          keepaliveSec: 10,
-          sessionExpirySec: 3600,
-          reconnectMinMs: 100,
-          reconnectMaxMs: 1000,
-          maxMessageBytes: 64 * 1024,
-        },
+        mqtt: testMqtt(broker.url, storeId, protocolVersion),
         keys: { servicePublicKeyFile: join(dir, 'service-public.pem'), scheme: 'RSA-SHA256' },
         printers: [
           {

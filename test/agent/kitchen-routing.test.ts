@@ -37,6 +37,7 @@ import {
   type TestService,
 } from '../catchup/harness.js';
 import { VirtualClock } from '../catchup/virtual-clock.js';
+import { testMqtt } from '../helpers/agent-settings.js';
 import { Mosquitto, skipWithoutMosquitto } from '../helpers/mosquitto.js';
 import { waitFor } from '../helpers/waiting.js';
 
@@ -110,17 +111,7 @@ describe('routing: a receipt at the counter, a ticket in the kitchen', {
       appId: APP_ID,
       storeKey: STORE_KEY,
       storeId,
-      mqtt: {
-        url: broker.url,
-        protocolVersion: 5,
-        prefix: PREFIX,
-        clientId: `printer-agent-${storeId}`,
-        keepaliveSec: 10,
-        sessionExpirySec: 3600,
-        reconnectMinMs: 100,
-        reconnectMaxMs: 1000,
-        maxMessageBytes: 64 * 1024,
-      },
+      mqtt: testMqtt(broker.url, storeId),
       keys: { servicePublicKeyFile: SERVICE_PUBLIC_KEY_FILE, scheme: 'RSA-SHA256' },
       printers: [
         {

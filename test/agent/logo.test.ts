@@ -29,6 +29,7 @@ import { deriveStoreId } from '../../src/protocol/store-id.js';
 import { formatTimestamp } from '../../src/protocol/time.js';
 import type { LogoSettings } from '../../src/receipt/options.js';
 import { receiptOptions } from '../../src/receipt/options.js';
+import { testMqtt } from '../helpers/agent-settings.js';
 import { runCliInProcess } from '../helpers/cli.js';
 import { writeLogoPng } from '../helpers/logo.js';
 import { freePort, Mosquitto, skipWithoutMosquitto } from '../helpers/mosquitto.js';
@@ -64,17 +65,7 @@ async function start(logo: (dir: string) => LogoSettings): Promise<Running> {
     appId: APP_ID,
     storeKey: STORE_KEY,
     storeId: STORE_ID,
-    mqtt: {
-      url: broker.url,
-      protocolVersion: 5,
-      prefix: 'printer-agent/v1',
-      clientId: `printer-agent-${STORE_ID}`,
-      keepaliveSec: 10,
-      sessionExpirySec: 3600,
-      reconnectMinMs: 100,
-      reconnectMaxMs: 1000,
-      maxMessageBytes: 64 * 1024,
-    },
+    mqtt: testMqtt(broker.url, STORE_ID),
     keys: { servicePublicKeyFile: join(dir, 'service-public.pem'), scheme: 'RSA-SHA256' },
     printers: [
       {

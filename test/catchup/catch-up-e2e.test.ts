@@ -27,6 +27,7 @@ import { MqttPublisher } from '../../src/mqtt/publisher.js';
 import { type JobEvent, topics } from '../../src/protocol/print-protocol.js';
 import { deriveStoreId } from '../../src/protocol/store-id.js';
 import { receiptOptions } from '../../src/receipt/options.js';
+import { testMqtt } from '../helpers/agent-settings.js';
 import { Mosquitto, skipWithoutMosquitto } from '../helpers/mosquitto.js';
 import { waitFor } from '../helpers/waiting.js';
 import {
@@ -144,17 +145,7 @@ describe('catch-up end to end', { skip: skipWithoutMosquitto() }, () => {
       appId: APP_ID,
       storeKey: STORE_KEY,
       storeId,
-      mqtt: {
-        url: broker.url,
-        protocolVersion: 5,
-        prefix: PREFIX,
-        clientId: `printer-agent-${storeId}`,
-        keepaliveSec: 10,
-        sessionExpirySec: 3600,
-        reconnectMinMs: 100,
-        reconnectMaxMs: 1000,
-        maxMessageBytes: 64 * 1024,
-      },
+      mqtt: testMqtt(broker.url, storeId),
       keys: { servicePublicKeyFile: SERVICE_PUBLIC_KEY_FILE, scheme: 'RSA-SHA256' },
       printers: [
         {
