@@ -71,6 +71,15 @@ describe('routing: a receipt at the counter, a ticket in the kitchen', {
   const eventsOf = (orderNo: string): JobEvent[] => [
     ...new Map(events.filter((e) => e.orderNo === orderNo).map((e) => [e.eventId, e])).values(),
   ];
+  /** The roles that answered `duplicate` for an order, sorted, each once. */
+  const duplicateRoles = (orderNo: string): string[] =>
+    [
+      ...new Set(
+        eventsOf(orderNo)
+          .filter((e) => e.state === 'duplicate')
+          .map((e) => e.printer ?? ''),
+      ),
+    ].sort();
   const printedOn = (orderNo: string, role: string) =>
     eventsOf(orderNo).some((e) => e.printer === role && e.state === 'printed');
 
@@ -233,13 +242,9 @@ describe('routing: a receipt at the counter, a ticket in the kitchen', {
     const body = published.get(orderNo);
     assert.ok(body, 'the instruction seen on the broker');
     await client.publishAsync(t.print, body, { qos: 1 });
-    await waitFor(
-      'two duplicates',
-      () => eventsOf(orderNo).filter((e) => e.state === 'duplicate').length === 2,
-      20_000,
-    );
-    const duplicates = eventsOf(orderNo).filter((e) => e.state === 'duplicate');
-    assert.deepEqual(duplicates.map((e) => e.printer).sort(), ['kitchen', 'receipt']);
+    // At least once: a redelivery of the copy may answer twice; each role answers.
+    await waitFor('a duplicate for each role', () => duplicateRoles(orderNo).length === 2, 20_000);
+    assert.deepEqual(duplicateRoles(orderNo), ['kitchen', 'receipt']);
     assert.equal(ticketsOf(counter, orderNo).length, 1);
     assert.equal(ticketsOf(kitchen, orderNo).length, 1);
   });
@@ -296,10 +301,11 @@ describe('routing: a receipt at the counter, a ticket in the kitchen', {
     // MQTT brings it late: a duplicate for each role, nothing printed again.
     await service.app.outbox.drain();
     await waitFor(
-      'the late instruction answered',
-      () => eventsOf(orderNo).filter((e) => e.state === 'duplicate').length === 2,
+      'the late instruction answered for each role',
+      () => duplicateRoles(orderNo).length === 2,
       20_000,
     );
+    assert.deepEqual(duplicateRoles(orderNo), ['kitchen', 'receipt']);
     assert.equal(ticketsOf(counter, orderNo).length, 1);
     assert.equal(ticketsOf(kitchen, orderNo).length, 1);
     assertNoAmounts(ticketsOf(kitchen, orderNo)[0]!);
