@@ -13,9 +13,11 @@ import {
   buildApp,
   buildRegistry,
   configBaseDir,
+  describeDatabase,
   type InstructionPublisher,
-  OrderStore,
+  isPostgresUrl,
   offlinePublisher,
+  openOrderStore,
   parseServiceConfig,
   type ServiceConfig,
 } from '../order-service/index.js';
@@ -34,6 +36,9 @@ export interface RunningService {
 export function serviceSecrets(config: ServiceConfig): string[] {
   const values = config.apps.flatMap((a) => a.stores.map((s) => s.storeKey));
   if (config.mqtt?.password) values.push(config.mqtt.password);
+  // A PostgreSQL URL may carry a password (decoded too: a log line may show either form).
+  const databasePassword = isPostgresUrl(config.database) ? new URL(config.database).password : '';
+  if (databasePassword) values.push(databasePassword, decodeURIComponent(databasePassword));
   return values;
 }
 
@@ -47,8 +52,15 @@ export async function startOrderService(
   log: Logger,
 ): Promise<RunningService> {
   const { registry, serviceKey } = buildRegistry(config, baseDir);
-  const database = config.database === ':memory:' ? ':memory:' : resolve(baseDir, config.database);
-  const store = new OrderStore(database);
+  const database =
+    config.database === ':memory:' || isPostgresUrl(config.database)
+      ? config.database
+      : resolve(baseDir, config.database);
+  const store = await openOrderStore(database);
+  log.info(
+    { database: store.kind === 'postgres' ? describeDatabase(database) : database },
+    'order database open',
+  );
   const holder: { app?: ReturnType<typeof buildApp> } = {};
   let publisher: InstructionPublisher & { close?: () => Promise<void> } = offlinePublisher;
   if (config.mqtt) {
@@ -76,7 +88,7 @@ export async function startOrderService(
         log.child({ room: 'mqtt' }),
       );
     } catch (error) {
-      store.close(); // a TLS file that cannot be read: nothing else was started
+      void store.close(); // a TLS file that cannot be read: nothing else was started
       throw error;
     }
   } else {
@@ -101,7 +113,7 @@ export async function startOrderService(
     await app.listen({ host: config.listen.host, port: config.listen.port });
   } catch (error) {
     await publisher.close?.();
-    store.close();
+    await store.close();
     const code = (error as NodeJS.ErrnoException).code ?? 'failed';
     throw new AgentError(
       'CONFIG_INVALID',
@@ -118,7 +130,7 @@ export async function startOrderService(
     async close() {
       await app.close();
       await publisher.close?.();
-      store.close();
+      await store.close();
     },
   };
 }

@@ -56,7 +56,7 @@ import { buildPrintInstruction } from './print-instruction.js';
 import type { InstructionPublisher } from './publisher.js';
 import { classifyQueryRejection } from './query-rejection.js';
 import { ResponseSigner } from './response-signature.js';
-import type { OrderStore } from './store.js';
+import type { CreateOutcome, OrderStore } from './store.js';
 
 export interface AppOptions {
   registry: Registry;
@@ -281,13 +281,13 @@ export function buildApp(
     const { envelope } = opened;
     const params: CreateParams = opened.param;
     const store = options.registry.store(envelope.appId, envelope.storeKey)!;
-    let outcome: ReturnType<OrderStore['createOrder']>;
+    let outcome: CreateOutcome;
     try {
-      outcome = options.store.createOrder(
+      outcome = await options.store.createOrder(
         {
           appId: envelope.appId,
           storeKey: envelope.storeKey,
-          createTime: formatTimestamp(now(), options.timeZone),
+          now: () => formatTimestamp(now(), options.timeZone),
           orderType: params.orderType,
           pickUpNum: params.pickUpNum ? params.pickUpNum : null,
           paymentTransactionId: params.paymentTransactionId,
@@ -385,7 +385,7 @@ export function buildApp(
     const { envelope } = opened;
     const q: QueryParams = opened.param;
     const store: RegisteredStore = options.registry.store(envelope.appId, envelope.storeKey)!;
-    const result = options.store.listOrders(
+    const result = await options.store.listOrders(
       envelope.appId,
       envelope.storeKey,
       q,

@@ -6,9 +6,10 @@
  * "order": <order record 2.5>}` signed with the service private key like a print instruction,
  * any 2xx counts as delivered, retries after `firstRetryMs` doubling each time.
  *
- * Callbacks are rows of the service's SQLite file, written in the create's transaction, so a
+ * Callbacks are rows of the service's database, written in the create's transaction, so a
  * restart neither loses nor repeats a delivered one.
  */
+import { errorMessage } from '../errors.js';
 import type { Logger } from '../logging.js';
 import {
   buildEnvelope,
@@ -85,15 +86,23 @@ export class CallbackSender {
   }
 
   private async round(): Promise<void> {
-    for (;;) {
-      const due = this.store.dueCallbacks(this.now());
-      if (due.length === 0) return;
-      // In parallel: one slow brand endpoint must not hold back the others' callbacks.
-      await Promise.all(due.map((entry) => this.attempt(entry)));
+    try {
+      // Claimed (store.ts): another instance never sends the same callback at the same time.
+      while (
+        (await this.store.claimDueCallbacks(this.now(), 20, async (due) => {
+          // In parallel: one slow brand endpoint must not hold back the others' callbacks.
+          const outcomes = await Promise.all(due.map((entry) => this.attempt(entry)));
+          return new Map(due.map((entry, i) => [entry.id, outcomes[i]!]));
+        })) > 0
+      );
+    } catch (error) {
+      this.log?.error({ err: errorMessage(error) }, 'callbacks not sent: database failure');
     }
   }
 
-  private async attempt(entry: CallbackEntry): Promise<void> {
+  private async attempt(
+    entry: CallbackEntry,
+  ): Promise<{ error: string | null; nextAt: number | null }> {
     let error: string | null = null;
     try {
       const res = await fetch(entry.url, {
@@ -116,10 +125,10 @@ export class CallbackSender {
     const last = attempt >= this.options.attempts;
     const nextAt =
       error === null || last ? null : this.now() + this.options.firstRetryMs * 2 ** (attempt - 1);
-    this.store.recordCallbackAttempt(entry.id, { error, nextAt });
     if (error === null) this.log?.info({ orderNo: entry.orderNo, attempt }, 'callback delivered');
     else if (last)
       this.log?.warn({ orderNo: entry.orderNo, attempt, err: error }, 'callback given up');
     else this.log?.info({ orderNo: entry.orderNo, attempt, err: error }, 'callback failed');
+    return { error, nextAt };
   }
 }

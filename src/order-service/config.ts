@@ -18,6 +18,7 @@ import {
   SIGNATURE_SCHEMES,
   STORE_KEY_MAX,
 } from '../protocol/index.js';
+import { isPostgresUrl } from './store.js';
 
 const nonEmpty = (max: number) =>
   z
@@ -94,6 +95,20 @@ export const DEFAULT_HTTP_LIMITS: HttpLimits = httpSchema.parse({});
  */
 export const DEFAULT_MAX_BODY_BYTES = 4 * DEFAULT_MAX_MESSAGE_BYTES;
 
+/** What is wrong with a postgres:// URL, or null. */
+function postgresUrlProblem(value: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return 'must be a postgres://user:password@host:port/database URL';
+  }
+  if (url.hostname === '' && !url.searchParams.has('host'))
+    return 'must name the host: postgres://user:password@host:port/database';
+  if (url.pathname.length <= 1) return 'must name the database: postgres://host:port/database';
+  return null;
+}
+
 /** TLS for an mqtts:// broker URL; file paths are relative to the config file. */
 const tlsSchema = z.object({
   /** PEM file of the CA that signed the broker certificate (default: the system CAs). */
@@ -122,8 +137,16 @@ export const serviceConfigSchema = z
     dataAsString: z.boolean({ error: 'must be true or false' }).default(false),
     /** IANA zone for createTime; default the host's zone ("service local time"). */
     timeZone: z.string({ error: 'must be a string' }).optional(),
-    /** SQLite file of the service, relative to the config file; `:memory:` keeps nothing. */
-    database: nonEmpty(4096).default('order-service.sqlite'),
+    /**
+     * SQLite file of the service, relative to the config file (`:memory:` keeps nothing), or a
+     * PostgreSQL URL (postgres://user:password@host:port/database) for several instances.
+     */
+    database: nonEmpty(4096)
+      .superRefine((value, ctx) => {
+        const problem = isPostgresUrl(value) ? postgresUrlProblem(value) : null;
+        if (problem !== null) ctx.addIssue({ code: 'custom', message: problem });
+      })
+      .default('order-service.sqlite'),
     /** Request bodies larger than this are refused unread (41300); see DEFAULT_MAX_BODY_BYTES. */
     maxBodyBytes: z
       .number({ error: 'must be a number' })

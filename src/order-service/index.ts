@@ -8,3 +8,4 @@ export * from './outbox.js';
 export * from './print-instruction.js';
 export * from './publisher.js';
 export * from './store.js';
+export * from './store-sqlite.js';

@@ -9,6 +9,9 @@ import type { Logger } from '../logging.js';
 import type { InstructionPublisher } from './publisher.js';
 import type { OrderStore } from './store.js';
 
+/** Instructions claimed at a time (one transaction holds them while they are published). */
+const BATCH = 50;
+
 export class Outbox {
   private running: Promise<number> | null = null;
   private again = false;
@@ -21,43 +24,63 @@ export class Outbox {
     private readonly publishTimeoutMs = 5000,
   ) {}
 
-  /** Instructions committed but not yet accepted by the broker. */
-  size(): number {
+  /** Instructions committed but not yet accepted by the broker (by any instance). */
+  size(): Promise<number> {
     return this.store.outboxSize();
   }
 
-  /** Publishes everything pending; resolves with how many are still pending. Never rejects. */
+  /**
+   * Publishes everything pending that no other instance holds; resolves with how many are still
+   * pending (held by others included; -1 when the database cannot say). Never rejects.
+   */
   drain(): Promise<number> {
     if (this.running) {
       this.again = true;
       return this.running;
     }
-    this.running = this.run().finally(() => {
-      this.running = null;
-    });
+    this.running = this.run()
+      .catch((error: unknown) => {
+        this.log?.error({ err: errorMessage(error) }, 'outbox not published: database failure');
+        return -1;
+      })
+      .finally(() => {
+        this.running = null;
+      });
     return this.running;
   }
 
   private async run(): Promise<number> {
+    let stopped = false;
     do {
       this.again = false;
-      for (const entry of this.store.pendingOutbox()) {
-        try {
-          await withTimeout(
-            this.publisher.publish(entry.storeId, entry.body),
-            this.publishTimeoutMs,
-          );
-          this.store.markPublished(entry.id);
-        } catch (error) {
-          const message = errorMessage(error);
-          this.store.markFailed(entry.id, message);
-          this.log?.warn({ jobId: entry.jobId, err: message }, 'print instruction kept in outbox');
-          // Stop at the first failure: the broker is likely down, and order must be kept.
-          return this.store.outboxSize();
-        }
+      while (!stopped) {
+        const claimed = await this.store.claimOutbox(BATCH, async (entries) => {
+          const results = new Map<number, string | null>();
+          for (const entry of entries) {
+            try {
+              await withTimeout(
+                this.publisher.publish(entry.storeId, entry.body),
+                this.publishTimeoutMs,
+              );
+              results.set(entry.id, null);
+            } catch (error) {
+              const message = errorMessage(error);
+              results.set(entry.id, message);
+              this.log?.warn(
+                { jobId: entry.jobId, err: message },
+                'print instruction kept in outbox',
+              );
+              // Stop at the first failure: the broker is likely down, and order must be kept.
+              stopped = true;
+              break;
+            }
+          }
+          return results;
+        });
+        if (claimed === 0) break;
       }
-    } while (this.again || this.store.pendingOutbox(1).length > 0);
-    return 0;
+    } while (this.again && !stopped);
+    return this.store.outboxSize();
   }
 }
 

@@ -294,7 +294,7 @@ describe('catch-up end to end', { skip: skipWithoutMosquitto() }, () => {
     }
     await waitFor(
       'every instruction handed to the broker',
-      () => service.app.outbox.size() === 0,
+      async () => (await service.app.outbox.size()) === 0,
       20_000,
     );
 

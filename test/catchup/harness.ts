@@ -18,9 +18,9 @@ import {
   buildApp,
   buildRegistry,
   type InstructionPublisher,
-  OrderStore,
   offlinePublisher,
   parseServiceConfig,
+  SqliteOrderStore,
 } from '../../src/order-service/index.js';
 import {
   buildEnvelope,
@@ -65,7 +65,7 @@ export interface ObservedQuery {
 
 export interface TestService {
   app: ReturnType<typeof buildApp>;
-  orders: OrderStore;
+  orders: SqliteOrderStore;
   url: string;
   queries: ObservedQuery[];
   /** Hold list requests unanswered (a service that does not answer). */
@@ -108,7 +108,7 @@ export async function startService(
     dataAsString: options.dataAsString ?? false,
   });
   const { registry, serviceKey } = buildRegistry(config, keyDir);
-  const orders = new OrderStore(':memory:');
+  const orders = new SqliteOrderStore(':memory:');
   const clock = options.clock;
   const app = buildApp({
     registry,

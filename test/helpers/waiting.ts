@@ -19,12 +19,12 @@ export const DEADLINE_MS = 20_000;
  */
 export async function waitFor(
   what: string,
-  condition: () => boolean,
+  condition: () => boolean | Promise<boolean>,
   ms = DEADLINE_MS,
 ): Promise<void> {
   const start = Date.now();
   const end = start + ms;
-  while (!condition()) {
+  while (!(await condition())) {
     const now = Date.now();
     if (now > end) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, Math.min(50, 5 + Math.floor((now - start) / 20))));

@@ -162,11 +162,15 @@ describe('order created while the broker is down', { skip: skipWithoutMosquitto(
     const res = await create('Sinigang');
     assert.equal(res.code, 10000, 'the create is not failed by the broker being down');
     assert.match(res.data.pickUpNo, /^A\d{3}$/);
-    assert.equal(service.app.outbox.size(), 1, 'the instruction waits in the outbox');
+    assert.equal(await service.app.outbox.size(), 1, 'the instruction waits in the outbox');
     assert.equal(printed(res.data.orderNo).length, 0);
 
     await broker.restart();
-    await waitFor('the outbox drained', () => service.app.outbox.size() === 0, 15_000);
+    await waitFor(
+      'the outbox drained',
+      async () => (await service.app.outbox.size()) === 0,
+      15_000,
+    );
     await waitFor('the receipt printed', () => printed(res.data.orderNo).length === 1, 15_000);
     const text = renderText(printed(res.data.orderNo)[0]!);
     assert.match(text, /Sinigang/);

@@ -51,9 +51,9 @@ describe('order-service callbacks (order-api §6)', () => {
       const { orderNo } = res.body.data;
       await waitFor(
         'callback delivered',
-        () => svc.store.callbacksFor(orderNo)[0]?.state === 'delivered',
+        async () => (await svc.store.callbacksFor(orderNo))[0]?.state === 'delivered',
       );
-      const [entry] = svc.store.callbacksFor(orderNo);
+      const [entry] = await svc.store.callbacksFor(orderNo);
       assert.equal(entry!.attempts, 3);
       assert.equal(endpoint.received.length, 3, 'two failures, then the accepted attempt');
       const last = endpoint.received.at(-1)!;
@@ -81,10 +81,10 @@ describe('order-service callbacks (order-api §6)', () => {
       const { orderNo } = res.body.data;
       await waitFor(
         'callback given up',
-        () => svc.store.callbacksFor(orderNo)[0]?.state === 'given-up',
+        async () => (await svc.store.callbacksFor(orderNo))[0]?.state === 'given-up',
       );
-      assert.equal(svc.store.callbacksFor(orderNo)[0]!.attempts, 4);
-      assert.equal(svc.store.callbacksFor(orderNo)[0]!.lastError, 'HTTP 500');
+      assert.equal((await svc.store.callbacksFor(orderNo))[0]!.attempts, 4);
+      assert.equal((await svc.store.callbacksFor(orderNo))[0]!.lastError, 'HTTP 500');
       // Nothing is due any more: another round sends nothing.
       await svc.app.callbacks!.deliverDue();
       assert.equal(endpoint.received.length, 4);
@@ -105,9 +105,9 @@ describe('order-service callbacks (order-api §6)', () => {
       const { orderNo } = res.body.data;
       await waitFor(
         'callback given up',
-        () => svc.store.callbacksFor(orderNo)[0]?.state === 'given-up',
+        async () => (await svc.store.callbacksFor(orderNo))[0]?.state === 'given-up',
       );
-      assert.match(svc.store.callbacksFor(orderNo)[0]!.lastError ?? '', /ECONNREFUSED/);
+      assert.match((await svc.store.callbacksFor(orderNo))[0]!.lastError ?? '', /ECONNREFUSED/);
     } finally {
       await svc.app.close();
     }
@@ -118,7 +118,7 @@ describe('order-service callbacks (order-api §6)', () => {
     try {
       const res = await post(svc.app, 'create', signed(baseOrder));
       assert.equal(res.body.code, 10000);
-      assert.deepEqual(svc.store.callbacksFor(res.body.data.orderNo), []);
+      assert.deepEqual(await svc.store.callbacksFor(res.body.data.orderNo), []);
     } finally {
       await svc.app.close();
     }

@@ -50,7 +50,7 @@ describe('order-service create', () => {
     assert.equal('printer' in JSON.parse(call.param), false);
     // `order` is the merchant's param exactly as signed (paymentWay still the string '2').
     assert.deepEqual(JSON.parse(call.param).order, baseOrder);
-    assert.equal(store.outboxSize(), 0);
+    assert.equal(await store.outboxSize(), 0);
   });
 
   it('generates pick-up codes for queue orders and keeps a given pickUpNum', async () => {
@@ -223,11 +223,11 @@ describe('order-service outbox', () => {
       svc.publisher.down = true;
       const res = await post(svc.app, 'create', signed(baseOrder));
       assert.equal(res.body.code, 10000);
-      assert.equal(svc.store.outboxSize(), 1);
+      assert.equal(await svc.store.outboxSize(), 1);
       assert.equal(svc.publisher.calls.length, 0);
       svc.publisher.down = false;
       assert.equal(await svc.app.outbox.drain(), 0);
-      assert.equal(svc.store.outboxSize(), 0);
+      assert.equal(await svc.store.outboxSize(), 0);
       assert.equal(JSON.parse(svc.publisher.calls[0]!.param).orderNo, res.body.data.orderNo);
     } finally {
       await svc.app.close();
@@ -239,7 +239,7 @@ describe('order-service failure', () => {
   it('answers 21000 with HTTP 500 when the service itself fails, without internals', async () => {
     const svc = makeService();
     try {
-      svc.store.close(); // the database is gone: every create now fails inside the service
+      await svc.store.close(); // the database is gone: every create now fails inside the service
       const res = await post(svc.app, 'create', signed(baseOrder));
       assert.equal(res.status, 500);
       assert.deepEqual(res.body, {

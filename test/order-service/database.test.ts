@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { isAgentError } from '../../src/errors.js';
 import Database from '../../src/host/sqlite.js';
-import { OrderStore, toOrderRecord } from '../../src/order-service/index.js';
+import { SqliteOrderStore, toOrderRecord } from '../../src/order-service/index.js';
 import {
   APP_ID,
   baseOrder,
@@ -112,7 +112,7 @@ function oldDatabase(path: string): Database.Database {
 describe('order-service database file', () => {
   it('creates a new file 0600, and its -wal and -shm', () => {
     const path = fresh();
-    const store = new OrderStore(path);
+    const store = new SqliteOrderStore(path);
     try {
       assert.equal(mode(path), 0o600);
       for (const suffix of ['-wal', '-shm']) {
@@ -129,7 +129,7 @@ describe('order-service database file', () => {
     const older = oldDatabase(path); // still open, as another process would hold it
     try {
       assert.equal(mode(path), 0o644);
-      const store = new OrderStore(path);
+      const store = new SqliteOrderStore(path);
       store.close();
       for (const file of [path, `${path}-wal`, `${path}-shm`])
         assert.equal(mode(file), 0o600, file);
@@ -138,15 +138,15 @@ describe('order-service database file', () => {
     }
   });
 
-  it('enforces one order per create identity in the database itself', () => {
+  it('enforces one order per create identity in the database itself', async () => {
     const path = fresh();
     // Two connections to one file, as two service instances would have.
-    const one = new OrderStore(path);
-    const two = new OrderStore(path);
+    const one = new SqliteOrderStore(path);
+    const two = new SqliteOrderStore(path);
     const order = (ptid: string) => ({
       appId: APP_ID,
       storeKey: STORE_KEY,
-      createTime: '2026-11-25 10:00:00',
+      now: () => '2026-11-25 10:00:00',
       orderType: 1,
       pickUpNum: null,
       paymentTransactionId: ptid,
@@ -158,16 +158,16 @@ describe('order-service database file', () => {
       body: '{}',
     });
     try {
-      const first = one.createOrder(order('POS-1'), instruction);
-      const repeat = two.createOrder(order('POS-1'), instruction);
+      const first = await one.createOrder(order('POS-1'), instruction);
+      const repeat = await two.createOrder(order('POS-1'), instruction);
       assert.equal(first.created, true);
       assert.equal(repeat.created, false);
       assert.equal(repeat.order.orderNo, first.order.orderNo);
       // The repeat used up no number: the next order follows the first directly.
-      const next = two.createOrder(order('POS-2'), instruction);
+      const next = await two.createOrder(order('POS-2'), instruction);
       assert.equal(Number(next.order.orderNo.slice(9)), Number(first.order.orderNo.slice(9)) + 1);
       assert.equal(orderRows(path), 2);
-      assert.equal(one.outboxSize(), 2);
+      assert.equal(await one.outboxSize(), 2);
       // Not only the code: a plain insert of the same identity is refused by SQLite.
       const raw = new Database(path);
       try {
@@ -186,20 +186,20 @@ describe('order-service database file', () => {
         raw.close();
       }
     } finally {
-      one.close();
-      two.close();
+      await one.close();
+      await two.close();
     }
   });
 
-  it('reports a database failure in a create with a catalogue code, writing nothing', () => {
+  it('reports a database failure in a create with a catalogue code, writing nothing', async () => {
     const path = fresh();
-    const store = new OrderStore(path);
+    const store = new SqliteOrderStore(path);
     // Another instance holds the write lock past the busy timeout (better-sqlite3's 5 s).
     const other = new Database(path);
     const order = {
       appId: APP_ID,
       storeKey: STORE_KEY,
-      createTime: '2026-11-25 10:00:00',
+      now: () => '2026-11-25 10:00:00',
       orderType: 1,
       pickUpNum: null,
       paymentTransactionId: 'POS-locked',
@@ -212,7 +212,7 @@ describe('order-service database file', () => {
     });
     try {
       other.exec('BEGIN IMMEDIATE');
-      assert.throws(
+      await assert.rejects(
         () => store.createOrder(order, instruction),
         (error: unknown) => {
           assert.ok(isAgentError(error), `an AgentError, got ${String(error)}`);
@@ -225,12 +225,12 @@ describe('order-service database file', () => {
       );
       other.exec('ROLLBACK');
       assert.equal(orderRows(path), 0);
-      assert.equal(store.outboxSize(), 0);
+      assert.equal(await store.outboxSize(), 0);
       // The retry, once the lock is free, makes the order.
-      assert.equal(store.createOrder(order, instruction).created, true);
+      assert.equal((await store.createOrder(order, instruction)).created, true);
     } finally {
       other.close();
-      store.close();
+      await store.close();
     }
   });
 
@@ -287,13 +287,13 @@ describe('order-service database file', () => {
       );
     } finally {
       await svc.app.close();
-      svc.store.close();
+      await svc.store.close();
     }
     // Opening it again changes nothing.
-    const again = new OrderStore(path);
+    const again = new SqliteOrderStore(path);
     try {
       assert.equal(orderRows(path), 5);
-      const first = again.findByCreateIdentity(APP_ID, STORE_KEY, 'POS-retried');
+      const first = await again.findByCreateIdentity(APP_ID, STORE_KEY, 'POS-retried');
       assert.equal(first?.orderNo, 'O20261120000001');
       assert.equal(
         toOrderRecord(first!, {

@@ -15,8 +15,9 @@ import {
   buildRegistry,
   type CallbackOptions,
   type InstructionPublisher,
-  OrderStore,
+  type OrderStore,
   parseServiceConfig,
+  SqliteOrderStore,
 } from '../../src/order-service/index.js';
 import {
   buildEnvelope,
@@ -70,6 +71,10 @@ export function makeService(
     config?: Record<string, unknown>;
     /** A SQLite file instead of an in-memory database. */
     database?: string;
+    /** An order store of the test's (PostgreSQL, shared by several instances). */
+    store?: OrderStore;
+    /** Instructions published this long after they were handed over (default 5 s). */
+    publishTimeoutMs?: number;
   } = {},
 ) {
   const config = parseServiceConfig({
@@ -89,7 +94,7 @@ export function makeService(
     dataAsString: options.dataAsString ?? false,
   });
   const { registry, serviceKey } = buildRegistry(config, dir);
-  const store = new OrderStore(options.database ?? ':memory:');
+  const store: OrderStore = options.store ?? new SqliteOrderStore(options.database ?? ':memory:');
   const publisher = new RecordingPublisher();
   const app = buildApp({
     registry,
@@ -103,6 +108,7 @@ export function makeService(
     http: config.http,
     timeZone: options.timeZone ?? 'UTC',
     outboxRetryMs: 0,
+    ...(options.publishTimeoutMs ? { publishTimeoutMs: options.publishTimeoutMs } : {}),
     ...(options.callbacks ? { callbacks: options.callbacks } : {}),
     ...(options.now ? { now: options.now } : {}),
   });

@@ -62,7 +62,7 @@ describe('order-service signed responses', () => {
       const bytes = new Uint8Array(await res.arrayBuffer());
       assert.equal(res.status, 404);
       assert.ok(verifyBytes(bytes, res.headers.get('x-signature') ?? '', servicePublicKey));
-      svc.store.close(); // the service's own failure: 21000 with HTTP 500, still signed
+      await svc.store.close(); // the service's own failure: 21000 with HTTP 500, still signed
       const failed = await postRaw(`${url}/open-api/order/create`, signed(newOrder()));
       assert.equal(failed.status, 500);
       assert.equal(failed.body.code, 21000);

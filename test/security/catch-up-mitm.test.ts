@@ -37,8 +37,8 @@ import {
   buildApp,
   buildRegistry,
   type InstructionPublisher,
-  OrderStore,
   parseServiceConfig,
+  SqliteOrderStore,
 } from '../../src/order-service/index.js';
 import { buildEnvelope } from '../../src/protocol/envelope.js';
 import type { JobEvent } from '../../src/protocol/print-protocol.js';
@@ -302,7 +302,7 @@ describe('catch-up against a man in the middle (issue 13, item 1)', {
   /** The reference service as deployed: its listener, and https in front of it. */
   interface Service {
     app: ReturnType<typeof buildApp>;
-    orders: OrderStore;
+    orders: SqliteOrderStore;
     front: TlsFront;
     /** The https front's URL. */
     url: string;
@@ -360,7 +360,7 @@ describe('catch-up against a man in the middle (issue 13, item 1)', {
     });
     holding = new HoldingPublisher(publisher);
     const startService = async (): Promise<Service> => {
-      const orders = new OrderStore(':memory:');
+      const orders = new SqliteOrderStore(':memory:');
       const app = buildApp({
         registry,
         store: orders,
