@@ -78,6 +78,11 @@ export class Mosquitto {
     return `mqtt://127.0.0.1:${this.port}`;
   }
 
+  /** The broker's process id while it runs (the fleet simulation reads its CPU and memory). */
+  get pid(): number | null {
+    return this.child?.exitCode === null ? (this.child.pid ?? null) : null;
+  }
+
   /** `mqtts://localhost:PORT` (a host name, so the certificate's name is checked as in a store). */
   get tlsUrl(): string {
     if (this.tlsPort === null) throw new Error('mosquitto: started without tls');
