@@ -50,6 +50,7 @@ import {
   type Registry,
 } from './config.js';
 import { canonicalCreate, canonicalStored, differingFields } from './create-identity.js';
+import { registerOpenApiRoute } from './openapi-route.js';
 import { toOrderRecord } from './order-record.js';
 import { Outbox } from './outbox.js';
 import { buildPrintInstruction } from './print-instruction.js';
@@ -408,6 +409,9 @@ export function buildApp(
       list: result.orders.map((o) => toOrderRecord(o, store)),
     });
   });
+
+  // The contract as a document (issue 19): the order API in OpenAPI 3.1, signed like every answer.
+  registerOpenApiRoute(app);
 
   let timer: NodeJS.Timeout | undefined;
   if ((options.outboxRetryMs ?? 5000) > 0) {

@@ -23,7 +23,16 @@ import {
 } from './codes.js';
 import { FREE_TEXT_MAX_CHARS } from './limits.js';
 import { timestamp } from './time.js';
-import { cents, charCount, code, int, text, typeError, withCompiledTwin } from './validation.js';
+import {
+  cents,
+  charCount,
+  code,
+  contractFacts,
+  int,
+  text,
+  typeError,
+  withCompiledTwin,
+} from './validation.js';
 
 /** Limits of order-api 2.9 and §8, named so tests and generators use the same numbers. */
 export const CREATE_LIMITS = {
@@ -58,6 +67,27 @@ export const productSchema = z.object({
   quantity: int(L.productQuantity.min, L.productQuantity.max),
 });
 
+// 4.2 rule 5: empty means "generate one"; otherwise 1 to 50 characters. One string schema rather
+// than a union with '', so a wrong type reports "must be a string", not a union-level message.
+const pickUpNum = z
+  .string({ error: 'must be a string' })
+  .refine(
+    (v) => v === '' || (charCount(v) >= L.pickUpNum.min && charCount(v) <= L.pickUpNum.max),
+    `must be ${L.pickUpNum.min} to ${L.pickUpNum.max} characters`,
+  );
+// Empty or 1 to 50 is 0 to 50 (issue 19: what the contract documents state).
+contractFacts.add(pickUpNum, { maxLength: L.pickUpNum.max });
+
+// order-api 2.9 gives no length: ours (print-protocol v1.1 §9), enforced by the service and the
+// agent alike; on paper it is further cut at FREE_TEXT_MAX_LINES lines (marked and reported).
+const customPrintContext = z
+  .string({ error: 'must be a string' })
+  .refine(
+    (value) => charCount(value) <= FREE_TEXT_MAX_CHARS,
+    `must be at most ${FREE_TEXT_MAX_CHARS} characters`,
+  );
+contractFacts.add(customPrintContext, { maxLength: FREE_TEXT_MAX_CHARS });
+
 const createParamsObject = z.object({
   productInfo: z
     .array(productSchema, {
@@ -68,30 +98,14 @@ const createParamsObject = z.object({
   serviceFee: fee(),
   orderType: code(ORDER_TYPE),
   paymentWay: code(PAYMENT_WAY, { lenient: true }),
-  // 4.2 rule 5: empty means "generate one"; otherwise 1 to 50 characters. One string schema rather
-  // than a union with '', so a wrong type reports "must be a string", not a union-level message.
-  pickUpNum: z
-    .string({ error: 'must be a string' })
-    .refine(
-      (v) => v === '' || (charCount(v) >= L.pickUpNum.min && charCount(v) <= L.pickUpNum.max),
-      `must be ${L.pickUpNum.min} to ${L.pickUpNum.max} characters`,
-    )
-    .nullish(),
+  pickUpNum: pickUpNum.nullish(),
   merchantDeliveryFee: fee(),
   deliveryFee: fee(),
   packingFee: fee(),
   userName: optText(L.userName),
   userPhone: optText(L.userPhone),
   userAddress: optText(L.userAddress),
-  // order-api 2.9 gives no length: ours (print-protocol v1.1 §9), enforced by the service and the
-  // agent alike; on paper it is further cut at FREE_TEXT_MAX_LINES lines (marked and reported).
-  customPrintContext: z
-    .string({ error: 'must be a string' })
-    .refine(
-      (value) => charCount(value) <= FREE_TEXT_MAX_CHARS,
-      `must be at most ${FREE_TEXT_MAX_CHARS} characters`,
-    )
-    .nullish(),
+  customPrintContext: customPrintContext.nullish(),
   paymentChannel: optText(L.paymentChannel),
   paymentTransactionId: text(L.paymentTransactionId.min, L.paymentTransactionId.max),
   paymentAmount: amount(),

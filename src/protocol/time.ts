@@ -4,7 +4,7 @@
  * which is exact for ordering and for the 30-day rule and immune to the host's time zone.
  */
 import { z } from 'zod';
-import { typeError } from './validation.js';
+import { contractFacts, typeError } from './validation.js';
 
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 
@@ -118,3 +118,18 @@ export function formatWallClock(ms: number): string {
 export const timestamp = z
   .string({ error: typeError('a string yyyy-MM-dd HH:mm:ss') })
   .refine(isTimestamp, 'must be a real date and time in the form yyyy-MM-dd HH:mm:ss');
+
+/**
+ * `isTimestamp` as a regular expression, for the contract documents (issue 19): years 0001 to
+ * 9999, the days of each month, 29 February in leap years only, hours 00 to 23. Without
+ * lookaround and with [0-9] rather than \d (Python's \d also matches other scripts' digits), so
+ * that the regex engines of other languages (RE2 in Go, Python's re) read it as ECMA-262 does.
+ */
+const YEAR = '(?:[1-9][0-9]{3}|0[1-9][0-9]{2}|00[1-9][0-9]|000[1-9])';
+const LEAP_YEAR =
+  '(?:[0-9][0-9](?:[2468][048]|[13579][26]|0[48])|(?:[2468][048]|[13579][26]|0[48])00)';
+export const TIMESTAMP_PATTERN = `^(?:${LEAP_YEAR}-02-29|${YEAR}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])|(?:0[469]|11)-(?:0[1-9]|[12][0-9]|30)|02-(?:0[1-9]|1[0-9]|2[0-8]))) (?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]$`;
+contractFacts.add(timestamp, {
+  pattern: TIMESTAMP_PATTERN,
+  description: 'yyyy-MM-dd HH:mm:ss, a real date and time, with no zone',
+});

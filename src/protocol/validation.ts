@@ -8,6 +8,16 @@
 import { z } from 'zod';
 import type { FieldIssue } from '../errors.js';
 
+/**
+ * JSON Schema facts of checks that zod runs as refinements, which `z.toJSONSchema` cannot see:
+ * lengths in code points, integers, code tables, the timestamp form. The contract documents
+ * (issue 19, protocol/contract-documents.ts) are generated with this registry, so they state the
+ * limits the code enforces. A registry of its own rather than `.meta()`: adding to it changes
+ * nothing in the schemas or their parsing, and the config's generated JSON schema (which reads
+ * the global registry) stays as it is.
+ */
+export const contractFacts = z.registry<Record<string, unknown>>();
+
 /** Length in characters as a person counts them (code points), not UTF-16 units: `'𠀀'` is one. */
 export function charCount(value: string): number {
   let count = 0;
@@ -23,13 +33,16 @@ export function typeError(expected: string) {
 
 /** A string of `min` to `max` characters (order-api 2.9 "Length / range"). */
 export function text(min: number, max: number) {
-  return z.string({ error: typeError('a string') }).refine((value) => {
+  const schema = z.string({ error: typeError('a string') }).refine((value) => {
     // A string has between length/2 and length code points: most need no counting (issue 16:
     // every name and note of every instruction passes here).
     if (value.length <= max && value.length >= 2 * min) return true;
     const n = charCount(value);
     return n >= min && n <= max;
   }, `must be ${min} to ${max} characters`);
+  // JSON Schema counts code points too (minLength/maxLength), so the bound is stated exactly.
+  contractFacts.add(schema, { minLength: min, maxLength: max });
+  return schema;
 }
 
 /** An integer between `min` and `max` inclusive. */
@@ -39,11 +52,13 @@ export function int(min: number, max: number) {
   // other fields' problems (and the 4.2 rules) behind one fraction. Written with zod's own checks
   // so that `z.compile` turns them into comparisons (issue 16: a function with `.check()` costs an
   // allocated context per amount and quantity of every item of every instruction).
-  return z
+  const schema = z
     .number({ error: typeError('a number') })
     .refine(Number.isInteger, 'must be an integer')
     .min(min, { error: range })
     .max(max, { error: range });
+  contractFacts.add(schema, { type: 'integer' });
+  return schema;
 }
 
 /** An amount in cents: a whole number, never a float (order-api conventions). */
@@ -65,11 +80,32 @@ export function code<const T extends Readonly<Record<number, string>>>(
   const schema = z
     .number({ error: typeError(`one of ${listing}`) })
     .refine((v) => values.includes(v), `must be one of ${listing}`);
-  if (!options.lenient) return schema;
-  return z.preprocess(
+  if (!options.lenient) {
+    contractFacts.add(schema, { type: 'integer', enum: values, description: `one of ${listing}` });
+    return schema;
+  }
+  const lenient = z.preprocess(
     (v) => (typeof v === 'string' && /^\s*\d+\s*$/.test(v) ? Number(v) : v),
     schema,
   ) as unknown as z.ZodType<number, number | string>;
+  // Registered on the outer schema only: facts of the inner one (its enum) would be merged in.
+  contractFacts.add(lenient, {
+    type: ['integer', 'string'],
+    anyOf: [
+      { type: 'integer', enum: values },
+      { type: 'string', pattern: lenientCodePattern(values) },
+    ],
+    description: `one of ${listing}; also accepted as the number written in a string, as the spec's samples send it`,
+  });
+  return lenient;
+}
+
+/**
+ * The strings a lenient `code` accepts for `values`: what its preprocessing turns into one of
+ * them (digits with optional surrounding white space; `Number` ignores leading zeros).
+ */
+export function lenientCodePattern(values: readonly number[]): string {
+  return `^\\s*0*(?:${values.join('|')})\\s*$`;
 }
 
 /** `order.productInfo[3].quantity` from `['order', 'productInfo', 3, 'quantity']`. */
