@@ -22,6 +22,7 @@ type Register = (program: Command, context: CliContext) => void;
  */
 const GROUPS: ReadonlyArray<{ commands: readonly string[]; load: () => Promise<Register> }> = [
   { commands: ['keys'], load: async () => (await import('./keys.js')).registerKeys },
+  { commands: ['broker'], load: async () => (await import('./broker.js')).registerBroker },
   {
     commands: ['sign', 'verify'],
     load: async () => (await import('./envelopes.js')).registerEnvelopes,

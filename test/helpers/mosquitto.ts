@@ -60,6 +60,15 @@ export interface MosquittoTls {
   requireCertificate?: boolean;
 }
 
+/**
+ * Authentication and ACL from files instead of anonymous access: `allow_anonymous false`. Mosquitto
+ * reads them after dropping to its own user when started as root: they must be world-readable.
+ */
+export interface MosquittoAuth {
+  passwordFile: string;
+  aclFile: string;
+}
+
 export class Mosquitto {
   private child: ChildProcess | null = null;
   log = '';
@@ -120,7 +129,12 @@ export class Mosquitto {
    * `require_certificate`...) apply to it; global ones (`message_size_limit`) work too.
    */
   static async start(
-    options: { persistence?: boolean; extraConfig?: readonly string[]; tls?: MosquittoTls } = {},
+    options: {
+      persistence?: boolean;
+      extraConfig?: readonly string[];
+      tls?: MosquittoTls;
+      auth?: MosquittoAuth;
+    } = {},
   ): Promise<Mosquitto> {
     const binary = mosquittoPath();
     if (!binary) throw new Error(MOSQUITTO_SKIP);
@@ -133,7 +147,13 @@ export class Mosquitto {
     const broker = new Mosquitto(port, config, binary);
     broker.configLines = [
       `listener ${port} 127.0.0.1`,
-      'allow_anonymous true',
+      ...(options.auth
+        ? [
+            'allow_anonymous false',
+            `password_file ${options.auth.passwordFile}`,
+            `acl_file ${options.auth.aclFile}`,
+          ]
+        : ['allow_anonymous true']),
       `persistence ${options.persistence ? 'true' : 'false'}`,
       options.persistence ? `persistence_location ${dir}/` : '',
       'log_dest stdout',
@@ -165,6 +185,15 @@ export class Mosquitto {
         throw new Error(`mosquitto did not start:\n${this.log}`);
       await new Promise((r) => setTimeout(r, 20));
     }
+  }
+
+  /**
+   * SIGHUP: Mosquitto reads its password and ACL files again. It says nothing when done: callers
+   * wait for the effect (a new user that can connect).
+   */
+  reload(): void {
+    if (!this.child || this.child.exitCode !== null) throw new Error('mosquitto: not running');
+    this.child.kill('SIGHUP');
   }
 
   async stop(): Promise<void> {
