@@ -29,7 +29,7 @@ import { openPrinter } from '../printer/open-printer.js';
 import { STORE_KEY_MAX } from '../protocol/envelope.js';
 import { mqttMaxPacketBytes } from '../protocol/limits.js';
 import { loadKeyFile } from '../protocol/signing.js';
-import { deriveStoreId } from '../protocol/store-id.js';
+import { defaultClientId, deriveStoreId } from '../protocol/store-id.js';
 import { LOGO_FIELD, LOGO_MAX_FILE_BYTES, loadLogo } from '../receipt/logo.js';
 import { getProfile, type PrinterProfile } from '../receipt/profile.js';
 import { catchUpChecks } from './doctor-catch-up.js';
@@ -331,11 +331,13 @@ function brokerSettings(loaded: Loaded): { clientId: string; password?: string }
   }
   const clientId =
     file.mqtt.clientId ??
-    (file.storeId !== undefined
-      ? `printer-agent-${file.storeId}`
-      : storeKey !== undefined
-        ? `printer-agent-${deriveStoreId(file.appId, storeKey)}`
-        : `printer-agent-${process.pid}`);
+    (storeKey !== undefined
+      ? defaultClientId(
+          file.storeId ?? deriveStoreId(file.appId, storeKey),
+          storeKey,
+          file.storeId === undefined,
+        )
+      : `printer-agent-${process.pid}`);
   return { clientId, password };
 }
 

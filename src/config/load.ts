@@ -10,7 +10,7 @@
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { AgentError, type FieldIssue } from '../errors.js';
 import { STORE_KEY_MAX } from '../protocol/envelope.js';
-import { deriveStoreId } from '../protocol/store-id.js';
+import { defaultClientId, deriveStoreId } from '../protocol/store-id.js';
 import { describeIssues, formatPath, toFieldIssues } from '../protocol/validation.js';
 import { openConfigFile, resolveConfigPath } from './config-file.js';
 import { type AppliedOverride, applyEnvOverrides } from './env.js';
@@ -196,7 +196,7 @@ export function resolveConfig(
       protocolVersion: mqtt.protocolVersion,
       prefix: mqtt.prefix,
       keepaliveSec: mqtt.keepaliveSec,
-      clientId: mqtt.clientId ?? `printer-agent-${storeId}`,
+      clientId: mqtt.clientId ?? defaultClientId(storeId, storeKey, file.storeId === undefined),
       sessionExpirySec: mqtt.sessionExpirySec,
       username: mqtt.username,
       password,

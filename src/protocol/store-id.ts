@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 
 /**
  * print-protocol §1: the store's id on the broker, the first 16 hex digits of
@@ -6,4 +6,18 @@ import { createHash } from 'node:crypto';
  */
 export function deriveStoreId(appId: string, storeKey: string): string {
   return createHash('sha256').update(`${appId}:${storeKey}`, 'utf8').digest('hex').slice(0, 16);
+}
+
+/**
+ * The agent's MQTT client id when the config names none. A broker's password and ACL files cannot
+ * tie a client id to a user (Mosquitto, EMQX: docs/store-credentials.md), so any store's login that
+ * knows another store's client id can take over its persistent session and lose its queued
+ * instructions. A derived storeId is as unguessable as the storeKey behind it, so the id stays
+ * `printer-agent-<storeId>` (sessions kept across the upgrade); a storeId set by hand (a store
+ * number) gets a suffix only the storeKey yields (decision 195).
+ */
+export function defaultClientId(storeId: string, storeKey: string, derived: boolean): string {
+  if (derived) return `printer-agent-${storeId}`;
+  const suffix = createHmac('sha256', storeKey).update('mqtt-client-id').digest('hex').slice(0, 12);
+  return `printer-agent-${storeId}-${suffix}`;
 }

@@ -76,6 +76,23 @@ describe('loadConfig: the file', () => {
     assert.equal(config.mqtt.clientId, 'agent-0001');
   });
 
+  it('gives a storeId set by hand a client id only its storeKey yields (no session takeover)', () => {
+    const raw = fileConfig();
+    raw.storeId = 'store-0001';
+    ws.writeConfig(raw);
+    const { config } = load();
+    assert.match(config.mqtt.clientId, /^printer-agent-store-0001-[0-9a-f]{12}$/);
+    // Another store's login that knows the store number cannot name this session: the suffix
+    // comes from the storeKey, and another key gives another one.
+    raw.storeKey = `${STORE_KEY}-other`;
+    delete raw.storeKeyFile;
+    ws.writeConfig(raw);
+    const other = load().config.mqtt.clientId;
+    assert.match(other, /^printer-agent-store-0001-[0-9a-f]{12}$/);
+    assert.notEqual(other, config.mqtt.clientId);
+    assert.ok(!other.includes(raw.storeKey as string), 'the storeKey is not in the client id');
+  });
+
   it('takes inline secrets as they are', () => {
     const raw = fileConfig();
     delete raw.storeKeyFile;
