@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
+import { readSecretFile } from '../config/secret-files.js';
 import { AgentError, errorMessage } from '../errors.js';
 import { createLogger, LOG_LEVELS, type Logger, type LogLevel } from '../logging.js';
 import { MqttPublisher } from '../mqtt/publisher.js';
@@ -150,7 +151,16 @@ export function loadServiceConfig(file: string): ServiceConfig {
   } catch (error) {
     throw new AgentError('CONFIG_INVALID', `${file}: not JSON (${errorMessage(error)})`);
   }
-  return parseServiceConfig(json);
+  const config = parseServiceConfig(json);
+  // The broker password from its own file (a provisioned service user: docs/store-credentials.md),
+  // read here so that it is scrubbed from the log like an inline one.
+  const passwordFile = config.mqtt?.passwordFile;
+  if (config.mqtt && passwordFile !== undefined) {
+    const read = readSecretFile(resolve(configBaseDir(file), passwordFile), 256);
+    if (!read.ok) throw new AgentError('CONFIG_INVALID', `mqtt.passwordFile: ${read.message}`);
+    config.mqtt.password = read.value;
+  }
+  return config;
 }
 
 export function registerOrderService(program: Command, { io }: CliContext): void {

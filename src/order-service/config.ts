@@ -188,7 +188,13 @@ export const serviceConfigSchema = z
         username: nonEmpty(256).optional(),
         /** SECRET: sent to the broker only. */
         password: nonEmpty(256).optional(),
+        /** A file whose first line is the password (relative to the config file), 0600. */
+        passwordFile: nonEmpty(4096).optional(),
         tls: tlsSchema.prefault({}),
+      })
+      .refine((m) => m.password === undefined || m.passwordFile === undefined, {
+        message: 'give password or passwordFile, not both',
+        path: ['passwordFile'],
       })
       .optional(),
     callbacks: z

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { loadServiceConfig, serviceSecrets } from '../../src/cli/order-service.js';
 import { AgentError } from '../../src/errors.js';
 import { parseServiceConfig } from '../../src/order-service/index.js';
 import { ROOT } from '../helpers/cli.js';
@@ -135,6 +137,54 @@ describe('order-service config: issue 13 sections', () => {
           mqtt: { url: 'mqtts://b:8883', tls: { certFile: 'c.pem' } },
         }),
       /mqtt\.tls\.keyFile: is required with the other half of the client certificate/,
+    );
+  });
+});
+
+describe('order-service config: the broker password from a file', () => {
+  const base = {
+    apps: [
+      {
+        appId: 'A',
+        publicKeyFile: 'a.pub',
+        stores: [{ storeKey: 'K', restaurantNo: 'R', branchIdentifier: 'B' }],
+      },
+    ],
+    servicePrivateKeyFile: 'k',
+    mqtt: { url: 'mqtt://127.0.0.1' },
+  };
+  const write = (config: object, password?: string) => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-config-'));
+    if (password !== undefined)
+      writeFileSync(join(dir, 'mqtt-password'), password, { mode: 0o600 });
+    writeFileSync(join(dir, 'service.json'), JSON.stringify(config));
+    return join(dir, 'service.json');
+  };
+
+  it('reads mqtt.passwordFile (first line, relative to the config file)', () => {
+    const file = write(
+      {
+        ...base,
+        mqtt: { ...base.mqtt, username: 'order-service.hq', passwordFile: 'mqtt-password' },
+      },
+      'from-the-file-0123456789\nignored\n',
+    );
+    const config = loadServiceConfig(file);
+    assert.equal(config.mqtt?.password, 'from-the-file-0123456789');
+    assert.ok(serviceSecrets(config).includes('from-the-file-0123456789'), 'scrubbed from the log');
+  });
+
+  it('refuses both password and passwordFile, and a file it cannot read, naming the field', () => {
+    assert.throws(
+      () =>
+        loadServiceConfig(
+          write({ ...base, mqtt: { ...base.mqtt, password: 'p', passwordFile: 'f' } }),
+        ),
+      /mqtt\.passwordFile: give password or passwordFile, not both/,
+    );
+    assert.throws(
+      () => loadServiceConfig(write({ ...base, mqtt: { ...base.mqtt, passwordFile: 'missing' } })),
+      /mqtt\.passwordFile: cannot read .*missing \(ENOENT\)/,
     );
   });
 });
