@@ -477,6 +477,8 @@ function mqttRoom(
   const connection = new MqttConnection(
     {
       ...settings.mqtt,
+      // Named in the warning about a lost session: whether catch-up will fill the gap.
+      catchUp: catchUp !== null,
       // MQTT 5: the broker drops what is larger instead of sending it (print-protocol §9).
       maxPacketBytes: mqttMaxPacketBytes(settings.mqtt.maxMessageBytes),
       subscriptions: [t.print, t.command],

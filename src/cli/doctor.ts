@@ -381,7 +381,7 @@ async function checkBroker(out: CheckLine[], loaded: Loaded): Promise<void> {
           name: 'broker',
           detail: `${label}: ${result.reason}`,
           // A failed TLS check comes with its own fix (src/mqtt/tls-failure.ts).
-          fix: result.tls?.fix ?? brokerFix(result.reason),
+          fix: result.fix ?? result.tls?.fix ?? brokerFix(result.reason),
         },
   );
   if (result.ok) checkPacketSize(out, m, result.maximumPacketSize);

@@ -17,6 +17,13 @@
  *   publish never reaches the process. The bound is well above the message limit, so an
  *   oversized instruction still arrives and is answered `rejected` (TOO_LARGE). MQTT 3.1.1 has no
  *   such field: the broker's own limit (Mosquitto `message_size_limit`) is the only bound there.
+ * - What the broker cannot promise is said in the journal (issue 19, docs/brokers.md): on MQTT
+ *   3.1.1, once at the first CONNACK, that the session's lifetime and the packet bound are the
+ *   broker's settings; at every CONNACK without a session, that instructions published meanwhile
+ *   were not kept (the composition root asks catch-up for them); a broker that refuses MQTT 5
+ *   (aedes, NATS 2.9 answer "unacceptable protocol version", RabbitMQ 3.x closes the connection)
+ *   gets the fix named. A refused CONNECT is retried with the backoff like any other failure: a
+ *   refusal can be passing (a broker still booting, an account being provisioned).
  */
 import { EventEmitter } from 'node:events';
 import { readFileSync } from 'node:fs';
@@ -44,7 +51,17 @@ export interface MqttConnectionOptions {
   will: { topic: string; payload: string };
   /** MQTT 5 `maximumPacketSize` asked of the broker (bytes); absent: none asked. */
   maxPacketBytes?: number;
+  /**
+   * Whether catch-up fills what a lost session missed; only the journal's words depend on it.
+   * Absent: not known here.
+   */
+  catchUp?: boolean;
 }
+
+/** mqtt.js's refusal codes for an MQTT version the broker does not speak (3.1.1: 1; MQTT 5: 0x84). */
+const VERSION_REFUSED = new Set([1, 0x84]);
+/** Connections in a row closed by the broker before any CONNACK, before the MQTT 3.1.1 hint. */
+const SILENT_CLOSES_HINT = 3;
 
 /** What the inbox decides for a message: `ack` once it is stored (or rejected and recorded). */
 export type Disposition = 'ack' | 'hold';
@@ -65,6 +82,18 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
   private attempts = 0;
   /** This attempt's TLS failure is logged already. */
   private tlsLogged = false;
+  /** This process had a CONNACK before: a later one without a session means it was lost. */
+  private connectedBefore = false;
+  /** This connection attempt got a CONNACK, or failed with an error of its own. */
+  private answered = false;
+  /** Attempts in a row the broker closed before answering CONNECT (RabbitMQ 3.x and MQTT 5). */
+  private silentCloses = 0;
+  /** The MQTT 5 refusal (or the hint) is logged already, until the next CONNACK. */
+  private versionLogged = false;
+  /** end() was called: nothing may schedule a reconnect any more. */
+  private stopped = false;
+  /** The broker ended this attempt's connection (its FIN, not our own close). */
+  private remoteEnded = false;
 
   /** Nothing happens before `connect()`: listeners registered until then see every message. */
   constructor(
@@ -104,9 +133,16 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
           }
         : {}),
       manualConnect: true,
+      // mqtt.js gives up for good after a refused CONNECT unless told otherwise: a daemon retries.
+      reconnectOnConnackError: true,
     };
     // `mqtt/lib/client` is CommonJS: its class is the module's `default` export.
-    this.client = new mqttClient.default(streamBuilder(options.url, clientOptions), clientOptions);
+    this.client = new mqttClient.default(
+      streamBuilder(options.url, clientOptions, () => {
+        this.remoteEnded = true;
+      }),
+      clientOptions,
+    );
     // As mqtt.connect does: an error nobody listens to must not throw (ours is registered below).
     this.client.on('error', () => undefined);
     // Before connect(): a resumed session delivers its queue right after CONNACK.
@@ -119,14 +155,21 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
     };
     this.client.on('connect', (connack) => {
       this.attempts = 0;
+      this.answered = true;
+      this.silentCloses = 0;
+      this.versionLogged = false;
       this.client.options.reconnectPeriod = options.reconnectMinMs;
       this.log.info({ sessionPresent: connack.sessionPresent }, 'connected to the broker');
+      if (!this.connectedBefore && options.protocolVersion === 4) this.warnMqtt311();
+      if (connack.sessionPresent !== true) this.warnNoSession();
+      this.connectedBefore = true;
       this.client.subscribe(options.subscriptions, { qos: 1 }, (error) => {
         if (error) this.log.error({ err: errorMessage(error) }, 'subscribe failed');
       });
       this.emit('connect', connack.sessionPresent === true);
     });
     this.client.on('reconnect', () => {
+      if (this.stopped) return;
       // Capped exponential backoff: mqtt.js reads reconnectPeriod each time it schedules.
       this.attempts++;
       const next = Math.min(
@@ -137,6 +180,10 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
     });
     this.client.on('offline', () => this.emit('offline'));
     this.client.on('error', (error) => {
+      this.answered = true;
+      const code = (error as { code?: unknown }).code;
+      if (options.protocolVersion === 5 && typeof code === 'number' && VERSION_REFUSED.has(code))
+        return this.versionRefused({ refused: error.message });
       // A failed TLS check is logged once per attempt as an error naming the check and the fix
       // (tls-failure.ts); mqtt.js reports it twice and then retries like any other failure.
       const failure = tlsFailure(error, { clientCertificate: tls?.certFile !== undefined });
@@ -150,7 +197,69 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
     });
     this.client.on('close', () => {
       this.tlsLogged = false;
+      // Closed by the broker without a CONNACK or an error of its own: how RabbitMQ 3.x answers
+      // MQTT 5 (not a CONNACK that never came: mqtt.js closes that one itself).
+      if (!this.answered && this.remoteEnded && options.protocolVersion === 5) {
+        this.silentCloses++;
+        if (this.silentCloses === SILENT_CLOSES_HINT)
+          this.versionRefused({ silentCloses: SILENT_CLOSES_HINT });
+      }
+      this.answered = false;
+      this.remoteEnded = false;
     });
+  }
+
+  /** MQTT 3.1.1 has no fields for two of the promises: the broker's settings keep them. */
+  private warnMqtt311(): void {
+    this.log.warn(
+      { protocolVersion: 4, missing: ['sessionExpiryInterval', 'maximumPacketSize'] },
+      'MQTT 3.1.1: the agent cannot ask the broker to keep its session for mqtt.sessionExpirySec ' +
+        'nor to hold back packets over its size bound; the broker settings in docs/brokers.md ' +
+        'keep those promises',
+    );
+  }
+
+  /**
+   * The broker has no session for the agent: what it queued meanwhile is gone (reliability
+   * guarantee 2 not kept), and only catch-up (guarantee 7) can fill the gap.
+   */
+  private warnNoSession(): void {
+    const why = this.connectedBefore
+      ? 'the broker lost this agent session (it expired, or the broker restarted without persistence)'
+      : 'the broker has no session for this agent (a first start, or it expired or was lost while the agent was away)';
+    const fill =
+      this.options.catchUp === true
+        ? 'catch-up asks the order service for them now'
+        : this.options.catchUp === false
+          ? 'catch-up is off, so they print only if published again'
+          : 'catch-up, when on, asks the order service for them';
+    this.log.warn(
+      { sessionPresent: false, promise: 'persistent session', catchUp: this.options.catchUp },
+      `${why}: instructions published while it was not connected are not delivered; ${fill}`,
+    );
+  }
+
+  /**
+   * Once per streak of failed attempts: the broker refused MQTT 5 (a CONNACK saying so), or may
+   * have (it closed the connection before answering, as RabbitMQ 3.x does), and the fix.
+   */
+  private versionRefused(seen: { refused: string } | { silentCloses: number }): void {
+    if (this.versionLogged) return;
+    this.versionLogged = true;
+    const fix = 'mqtt.protocolVersion: 4';
+    if ('refused' in seen)
+      this.log.error(
+        { protocolVersion: 5, err: seen.refused, fix },
+        'the broker refused MQTT 5 (aedes and NATS 2.9 speak MQTT 3.1.1 only): set ' +
+          'mqtt.protocolVersion to 4; not connected, will retry',
+      );
+    else
+      this.log.error(
+        { protocolVersion: 5, silentCloses: seen.silentCloses, fix },
+        `the broker closed the connection ${seen.silentCloses} times without answering CONNECT, ` +
+          'as a broker that speaks MQTT 3.1.1 only (RabbitMQ 3.x) does to MQTT 5: if it is one, ' +
+          'set mqtt.protocolVersion to 4; not connected, will retry',
+      );
   }
 
   connect(): void {
@@ -203,6 +312,11 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
 
   /** Graceful stop: the status is already published; `end` sends DISCONNECT (no last will). */
   end(): Promise<void> {
+    // No reconnect from here on. With manualConnect, mqtt.js forgets that it is ending once the
+    // stores are closed, and the late `close` of an attempt still under way (a refused CONNECT)
+    // would schedule a reconnect timer that keeps the process alive after the agent stopped.
+    this.stopped = true;
+    this.client.options.reconnectPeriod = 0;
     return new Promise((resolve) => this.client.end(false, {}, () => resolve()));
   }
 }
@@ -213,14 +327,18 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
  * table of every transport first (WebSocket, SOCKS proxy, mini-program sockets): 4 MB of RSS and
  * ~35 ms of start for nothing a store uses (issue 16, measured on the bundle).
  */
-function streamBuilder(url: string, options: IClientOptions): (client: MqttClient) => Duplex {
+function streamBuilder(
+  url: string,
+  options: IClientOptions,
+  remoteEnded: () => void,
+): (client: MqttClient) => Duplex {
   const parsed = new URL(url);
   // `new URL` keeps IPv6 literals in brackets; sockets want the bare address.
   const host = parsed.hostname.replace(/^\[(.*)\]$/, '$1');
   const secure = parsed.protocol === 'mqtts:';
   const port = Number(parsed.port) || (secure ? 8883 : 1883);
   return (client) => {
-    if (!secure) return netConnect({ host, port });
+    if (!secure) return netConnect({ host, port }).once('end', remoteEnded);
     const rejectUnauthorized = options.rejectUnauthorized !== false;
     const socket = tlsConnect({
       host,
@@ -238,6 +356,7 @@ function streamBuilder(url: string, options: IClientOptions): (client: MqttClien
       socket.end();
     };
     socket.on('error', handshakeFailed);
+    socket.once('end', remoteEnded);
     socket.on('secureConnect', () => {
       if (rejectUnauthorized && !socket.authorized)
         socket.emit('error', new Error('TLS not authorized'));

@@ -21,13 +21,47 @@ export interface ProbeOptions {
 /**
  * `tls`: the TLS check that failed (unknown CA, expired, host name, client certificate...).
  * `maximumPacketSize`: the largest packet the broker accepts, when its MQTT 5 CONNACK says.
+ * `fix`: the setting to change, when the failure names one (a broker that speaks MQTT 3.1.1 only).
  */
 export type ProbeResult =
   | { ok: true; maximumPacketSize?: number }
-  | { ok: false; reason: string; tls?: TlsFailure };
+  | { ok: false; reason: string; tls?: TlsFailure; fix?: string };
 
-/** Connects once and disconnects; the reason names what failed, never a credential. */
-export function probeBroker(options: ProbeOptions, timeoutMs = 5000): Promise<ProbeResult> {
+/** mqtt.js's refusal codes for an MQTT version the broker does not speak (3.1.1: 1; MQTT 5: 0x84). */
+const VERSION_REFUSED = new Set([1, 0x84]);
+const CLOSED = 'connection closed by the broker';
+const MQTT_311_FIX = 'set mqtt.protocolVersion to 4 (MQTT 3.1.1); docs/brokers.md';
+
+/**
+ * Connects once and disconnects; the reason names what failed, never a credential. A broker that
+ * refuses MQTT 5 (aedes, NATS 2.9: a CONNACK saying so; RabbitMQ 3.x: it closes the connection,
+ * and then a second attempt on MQTT 3.1.1 tells) is reported with the fix.
+ */
+export async function probeBroker(options: ProbeOptions, timeoutMs = 5000): Promise<ProbeResult> {
+  const { refusedVersion, ...result } = await probeOnce(options, timeoutMs);
+  if (result.ok || options.protocolVersion !== 5) return result;
+  if (refusedVersion)
+    return {
+      ok: false,
+      reason: `the broker refused MQTT 5 (${result.reason}): it speaks MQTT 3.1.1 only`,
+      fix: MQTT_311_FIX,
+    };
+  if (
+    result.reason === CLOSED &&
+    (await probeOnce({ ...options, protocolVersion: 4 }, timeoutMs)).ok
+  )
+    return {
+      ok: false,
+      reason: `${CLOSED} on MQTT 5, and accepted on MQTT 3.1.1: it speaks MQTT 3.1.1 only`,
+      fix: MQTT_311_FIX,
+    };
+  return result;
+}
+
+/** One attempt; `refusedVersion` when the broker's CONNACK refused the protocol version. */
+type Attempt = ProbeResult & { refusedVersion?: true };
+
+function probeOnce(options: ProbeOptions, timeoutMs: number): Promise<Attempt> {
   let clientOptions: IClientOptions;
   try {
     const tls = options.tls;
@@ -52,7 +86,7 @@ export function probeBroker(options: ProbeOptions, timeoutMs = 5000): Promise<Pr
   return new Promise((resolve) => {
     const client = mqtt.connect(options.url, clientOptions);
     let settled = false;
-    const finish = (result: ProbeResult) => {
+    const finish = (result: Attempt) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
@@ -67,6 +101,9 @@ export function probeBroker(options: ProbeOptions, timeoutMs = 5000): Promise<Pr
       finish(typeof max === 'number' ? { ok: true, maximumPacketSize: max } : { ok: true });
     });
     client.on('error', (error) => {
+      const reasonCode = (error as { code?: unknown }).code;
+      if (typeof reasonCode === 'number' && VERSION_REFUSED.has(reasonCode))
+        return finish({ ok: false, reason: error.message, refusedVersion: true });
       const tls = tlsFailure(error, { clientCertificate: options.tls?.certFile !== undefined });
       if (tls)
         return finish({ ok: false, reason: `TLS check failed (${tls.check}): ${tls.reason}`, tls });
@@ -74,6 +111,6 @@ export function probeBroker(options: ProbeOptions, timeoutMs = 5000): Promise<Pr
       const known = !code || error.message.includes(code);
       finish({ ok: false, reason: known ? error.message : `${error.message} (${code})` });
     });
-    client.once('close', () => finish({ ok: false, reason: 'connection closed by the broker' }));
+    client.once('close', () => finish({ ok: false, reason: CLOSED }));
   });
 }
