@@ -13,7 +13,7 @@
 import { rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
+import type { BuildOptions } from 'esbuild';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -27,14 +27,17 @@ const NATIVE_PACKAGES = [
   '@resvg/resvg-js',
 ] as const;
 
-/** Bundles the command line into `outDir` (emptied first: no stale file survives a rebuild). */
-export async function bundle(
-  outDir: string = join(ROOT, 'dist'),
-  options: { readable?: boolean } = {},
-): Promise<void> {
-  rmSync(outDir, { recursive: true, force: true });
-  await build({
-    entryPoints: { cli: join(ROOT, 'src', 'cli.ts') },
+/**
+ * esbuild's options for a bundle into `outDir`: the command line by default, or other entry
+ * points built the same way (the tests' child processes, test/helpers/child-entry.ts, run a
+ * bundle of the current sources made with these options, so they run what `npm run build` ships).
+ */
+export function bundleOptions(
+  outDir: string,
+  options: { readable?: boolean; entryPoints?: Record<string, string> } = {},
+): BuildOptions {
+  return {
+    entryPoints: options.entryPoints ?? { cli: join(ROOT, 'src', 'cli.ts') },
     outdir: outDir,
     bundle: true,
     splitting: true,
@@ -52,7 +55,19 @@ export async function bundle(
     minifyWhitespace: options.readable !== true,
     legalComments: 'none',
     logLevel: 'warning',
-  });
+  };
+}
+
+/** Bundles the command line into `outDir` (emptied first: no stale file survives a rebuild). */
+export async function bundle(
+  outDir: string = join(ROOT, 'dist'),
+  options: { readable?: boolean } = {},
+): Promise<void> {
+  rmSync(outDir, { recursive: true, force: true });
+  // Loaded here, not with this module: the test helpers import bundleOptions in every test
+  // process, most of which never build.
+  const { build } = await import('esbuild');
+  await build(bundleOptions(outDir, options));
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1])

@@ -21,6 +21,7 @@ import { type JobEvent, topics } from '../../src/protocol/print-protocol.js';
 import { generateKeyPair, parseKey } from '../../src/protocol/signing.js';
 import { deriveStoreId } from '../../src/protocol/store-id.js';
 import { formatTimestamp } from '../../src/protocol/time.js';
+import { cliEntry } from '../helpers/child-entry.js';
 import { ROOT } from '../helpers/cli.js';
 import { Mosquitto, skipWithoutMosquitto } from '../helpers/mosquitto.js';
 import { waitFor } from '../helpers/waiting.js';
@@ -69,14 +70,10 @@ for (const protocolVersion of [5, 4] as const) {
     const statuses: Array<Record<string, unknown>> = [];
 
     function startAgent(): ChildProcess {
-      const child = spawn(
-        process.execPath,
-        ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), 'run', '--config', configPath],
-        {
-          cwd: ROOT,
-          stdio: ['ignore', 'pipe', 'pipe'],
-        },
-      );
+      const child = spawn(process.execPath, [...cliEntry(), 'run', '--config', configPath], {
+        cwd: ROOT,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       child.stdout?.on('data', (d: Buffer) => (output += d));
       child.stderr?.on('data', (d: Buffer) => (output += d));
       agent = child;

@@ -16,20 +16,20 @@ const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { ve
 // CLI tests run the same program in-process (test/helpers/cli.ts).
 describe('printer-agent --help and --version', () => {
   it('lists the commands that exist', () => {
-    const r = runCli(['--help']);
+    const r = runCli(['--help'], { source: true });
     assert.equal(r.status, 0);
     for (const command of ['keys', 'sign', 'verify'])
       assert.match(r.stdout, new RegExp(`^\\s+${command}\\b`, 'm'));
   });
 
   it('prints the package version', () => {
-    const r = runCli(['--version']);
+    const r = runCli(['--version'], { source: true });
     assert.equal(r.status, 0);
     assert.equal(r.stdout.trim(), pkg.version);
   });
 
   it('exits 2 on an unknown command or a missing option', async () => {
-    const unknown = runCli(['frobnicate']);
+    const unknown = runCli(['frobnicate'], { source: true });
     assert.equal(unknown.status, 2);
     assert.match(unknown.stderr, /unknown command 'frobnicate'/);
     const missing = await runCliInProcess(['keys', 'generate']);
@@ -64,7 +64,7 @@ describe('printer-agent --help and --version', () => {
     const compiled = runCli(cjk, { compiled: true });
     assert.equal(compiled.status, 0, compiled.stderr);
     assert.match(compiled.stdout, / 1c 26 /, 'FS & (CJK mode on) in the bytes');
-    assert.equal(compiled.stdout, runCli(cjk).stdout);
+    assert.equal(compiled.stdout, runCli(cjk, { source: true }).stdout);
   });
 });
 

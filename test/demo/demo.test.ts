@@ -10,6 +10,7 @@ import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { chromium } from 'playwright-core';
+import { cliEntry, SOURCE_CLI } from '../helpers/child-entry.js';
 import { ROOT } from '../helpers/cli.js';
 import { skipWithoutMosquitto } from '../helpers/mosquitto.js';
 
@@ -28,15 +29,12 @@ class Demo {
   private readonly waiters = new Set<() => void>();
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 
-  constructor(args: string[]) {
-    this.child = spawn(
-      process.execPath,
-      ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), ...args],
-      {
-        cwd: ROOT,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
+  /** `entry`: the argv before `args` (test/helpers/child-entry.ts). */
+  constructor(args: string[], entry: readonly string[]) {
+    this.child = spawn(process.execPath, [...entry, ...args], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     this.child.stdout?.on('data', (d: Buffer) => {
       this.stdout += d;
       for (const wake of [...this.waiters]) wake();
@@ -103,7 +101,8 @@ describe('printer-agent demo (embedded broker)', () => {
   let tempDir: string;
 
   before(async () => {
-    demo = new Demo(['demo']);
+    // `npm start` runs exactly this: the sources through tsx.
+    demo = new Demo(['demo'], SOURCE_CLI);
     tempDir = (await demo.output(/^temp dir\s+(\S+)$/m, 'the temp dir line'))[1]!;
   });
 
@@ -220,7 +219,7 @@ describe('printer-agent demo (embedded broker)', () => {
 
 describe('printer-agent demo --mosquitto', { skip: skipWithoutMosquitto() }, () => {
   it('runs on a mosquitto child (MQTT 5), keeps its dir with --keep-dir, and stops mosquitto', async () => {
-    const demo = new Demo(['demo', '--mosquitto', '--orders', '1', '--keep-dir']);
+    const demo = new Demo(['demo', '--mosquitto', '--orders', '1', '--keep-dir'], cliEntry());
     try {
       const tempDir = (await demo.output(/^temp dir\s+(\S+)$/m, 'the temp dir line'))[1]!;
       const broker = await demo.output(

@@ -8,6 +8,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { cliEntry } from '../helpers/child-entry.js';
 import { ROOT, runCliInProcess } from '../helpers/cli.js';
 import { next, skipWithoutSocat, tcpClient, waitFor } from '../helpers/waiting.js';
 import { bytes } from './bytes.js';
@@ -26,7 +27,7 @@ interface Running {
 }
 
 function start(args: string[]): Running {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), ...args], {
+  const child = spawn(process.execPath, [...cliEntry(), ...args], {
     cwd: ROOT,
     stdio: ['pipe', 'pipe', 'pipe'],
   });

@@ -2,7 +2,8 @@
  * One store for the fault-injection suite (issue 9, reliability fault matrix): the real processes
  * and nothing of the agent's insides.
  *
- * - the agent as a child process, `node --import tsx src/cli.ts run --config FILE`, with a config
+ * - the agent as a child process, `printer-agent run --config FILE` (a bundle of the current
+ *   sources, test/helpers/child-entry.ts), with a config
  *   file written here through the real config schema, and fault points enabled only through the
  *   environment (`PRINTER_AGENT_FAULT`, src/jobs/fault-points.ts);
  * - a Mosquitto started by the test file (test/helpers/mosquitto.ts), optionally reached by the
@@ -44,9 +45,11 @@ import { type JobEvent, type JobState, topics } from '../../src/protocol/print-p
 import { generateKeyPair, parseKey, type RsaKey } from '../../src/protocol/signing.js';
 import { deriveStoreId } from '../../src/protocol/store-id.js';
 import { formatTimestamp } from '../../src/protocol/time.js';
+import { cliEntry } from '../helpers/child-entry.js';
 import { ROOT } from '../helpers/cli.js';
 import { Mosquitto } from '../helpers/mosquitto.js';
 import { TcpProxy, type TcpProxyOptions } from '../helpers/tcp-proxy.js';
+import { type PrintMarking, printsOnTicket } from '../helpers/ticket-prints.js';
 import { waitFor } from '../helpers/waiting.js';
 
 /** The order service's key pair, shared by every store of a test run. */
@@ -88,7 +91,7 @@ export interface Print {
   /** The ticket was cut. */
   cut: boolean;
   /** Markings seen above this print's order number line. */
-  markings: Array<'POSSIBLE DUPLICATE' | 'REPRINT' | 'LATE'>;
+  markings: PrintMarking[];
 }
 
 export interface AgentProcess {
@@ -312,11 +315,11 @@ export class FaultStore {
       if (!k.startsWith('PRINTER_AGENT_') && k !== 'JOURNAL_STREAM') childEnv[k] = v;
     Object.assign(childEnv, env);
     // `stdoutFd`: the agent's stdout goes there (a file the test reads) instead of `output`.
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), 'run', '--config', this.configPath],
-      { cwd: ROOT, env: childEnv, stdio: ['ignore', options.stdoutFd ?? 'pipe', 'pipe'] },
-    );
+    const child = spawn(process.execPath, [...cliEntry(), 'run', '--config', this.configPath], {
+      cwd: ROOT,
+      env: childEnv,
+      stdio: ['ignore', options.stdoutFd ?? 'pipe', 'pipe'],
+    });
     child.stdout?.on('data', (d: Buffer) => (this.output += d));
     child.stderr?.on('data', (d: Buffer) => (this.output += d));
     const agent: AgentProcess = {
@@ -512,19 +515,7 @@ export class FaultStore {
   private printsOn(ticket: Ticket): Array<Omit<Print, 'ticket'>> {
     const cached = this.cutTicketPrints.get(ticket);
     if (cached) return cached;
-    const text = renderText(ticket);
-    const found: Array<Omit<Print, 'ticket'>> = [];
-    let from = 0;
-    for (const m of text.matchAll(/^Order no\.\s+(\S+)\s*$/gm)) {
-      const above = text.slice(from, m.index);
-      const lines = above.split('\n').map((l) => l.trim());
-      const markings: Print['markings'] = [];
-      if (lines.some((l) => l === 'POSSIBLE DUPLICATE')) markings.push('POSSIBLE DUPLICATE');
-      if (lines.some((l) => /^REPRINT #\d+$/.test(l))) markings.push('REPRINT');
-      if (lines.some((l) => l === 'LATE')) markings.push('LATE');
-      found.push({ orderNo: m[1]!, cut: ticket.cut, markings });
-      from = (m.index ?? 0) + m[0].length;
-    }
+    const found = printsOnTicket(renderText(ticket)).map((p) => ({ ...p, cut: ticket.cut }));
     if (ticket.cut) this.cutTicketPrints.set(ticket, found);
     return found;
   }

@@ -1,15 +1,16 @@
 /**
  * The CLI two ways. `runCliInProcess` runs the program (`src/cli/program.ts`) in this process with
  * captured streams, its own environment and directory: what most CLI tests need, without the
- * second or so each child process spends loading tsx and every dependency. `runCli` spawns it as a
- * child process, the way a person or a script would: for the smoke tests of the real entry, and
- * for whatever needs a process of its own (a daemon, signals, another process on the same file).
+ * time each child process spends loading every dependency. `runCli` spawns it as a child process,
+ * the way a person or a script would: for the smoke tests of the real entry, and for whatever
+ * needs a process of its own (a daemon, signals, another process on the same file).
  */
 import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { main } from '../../src/cli/program.js';
+import { cliEntry, SOURCE_CLI } from './child-entry.js';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -19,14 +20,26 @@ export interface CliResult {
   stderr: string;
 }
 
-/** `printer-agent ARGS` through tsx (source) or node (compiled `dist/`). */
+/**
+ * `printer-agent ARGS` in a child process: a bundle of the current sources (test/helpers/
+ * child-entry.ts) by default; `source` runs src/cli.ts through tsx (a checkout's entry, for its
+ * smoke tests), `compiled` the build in `dist/` (`npm run build`).
+ */
 export function runCli(
   args: readonly string[],
-  options: { input?: string; compiled?: boolean; cwd?: string; env?: NodeJS.ProcessEnv } = {},
+  options: {
+    input?: string;
+    compiled?: boolean;
+    source?: boolean;
+    cwd?: string;
+    env?: NodeJS.ProcessEnv;
+  } = {},
 ): CliResult {
   const entry = options.compiled
     ? [join(ROOT, 'dist', 'cli.js')]
-    : ['--import', 'tsx', join(ROOT, 'src', 'cli.ts')];
+    : options.source
+      ? SOURCE_CLI
+      : cliEntry();
   const result = spawnSync(process.execPath, [...entry, ...args], {
     cwd: options.cwd ?? ROOT,
     env: options.env ?? process.env,

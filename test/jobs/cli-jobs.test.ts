@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { Spooler } from '../../src/jobs/spooler.js';
 import { JobStore } from '../../src/jobs/store.js';
+import { cliEntry } from '../helpers/child-entry.js';
 import { type CliResult, ROOT, runCliInProcess } from '../helpers/cli.js';
 import { waitFor } from '../helpers/waiting.js';
 import { emulatedPrinter, instruction, OPTIONS, PROFILE, tempDir } from './fixtures.js';
@@ -19,14 +20,10 @@ import { emulatedPrinter, instruction, OPTIONS, PROFILE, tempDir } from './fixtu
  */
 function runCliAsync(args: readonly string[]): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), ...args],
-      {
-        cwd: ROOT,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
+    const child = spawn(process.execPath, [...cliEntry(), ...args], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => {

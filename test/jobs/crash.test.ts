@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { listenTcp, type TcpEndpoint, VirtualPrinter } from '../../src/emulator/index.js';
 import { JobStore } from '../../src/jobs/store.js';
+import { scriptEntry } from '../helpers/child-entry.js';
 import { ROOT } from '../helpers/cli.js';
 import { waitFor } from '../helpers/waiting.js';
 import type { ChildConfig } from './crash-child.js';
@@ -28,7 +29,7 @@ function startChild(config: ChildConfig, fault?: string): Child {
   const env = { ...process.env };
   delete env.PRINTER_AGENT_FAULT;
   if (fault) env.PRINTER_AGENT_FAULT = fault;
-  const child = spawn(process.execPath, ['--import', 'tsx', CHILD, JSON.stringify(config)], {
+  const child = spawn(process.execPath, [...scriptEntry(CHILD), JSON.stringify(config)], {
     cwd: ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],

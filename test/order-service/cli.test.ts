@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
+import { cliEntry } from '../helpers/child-entry.js';
 import { ROOT, runCliInProcess } from '../helpers/cli.js';
 import { waitFor } from '../helpers/waiting.js';
 
@@ -77,14 +78,7 @@ describe('order-service program with curl and openssl', { skip: SKIP }, () => {
     );
     child = spawn(
       process.execPath,
-      [
-        '--import',
-        'tsx',
-        join(ROOT, 'src', 'cli.ts'),
-        'order-service',
-        '--config',
-        join(dir, 'service.json'),
-      ],
+      [...cliEntry(), 'order-service', '--config', join(dir, 'service.json')],
       { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
     );
     const lines = createInterface({ input: child.stdout! });

@@ -19,6 +19,7 @@ import { createInterface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
 import Database from '../../src/host/sqlite.js';
 import { buildEnvelope } from '../../src/protocol/index.js';
+import { cliEntry } from '../helpers/child-entry.js';
 import { ROOT } from '../helpers/cli.js';
 import { Mosquitto, skipWithoutMosquitto } from '../helpers/mosquitto.js';
 import { waitFor } from '../helpers/waiting.js';
@@ -254,11 +255,10 @@ describe('service: two instances on one database (issue 13 item 2)', () => {
   /** `printer-agent order-service` as a child process; resolves with its URL. */
   const startInstance = (config: string) =>
     new Promise<string>((resolve, reject) => {
-      const child = spawn(
-        process.execPath,
-        ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), 'order-service', '--config', config],
-        { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
-      );
+      const child = spawn(process.execPath, [...cliEntry(), 'order-service', '--config', config], {
+        cwd: ROOT,
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
       children.push(child);
       child.once('exit', (code) => reject(new Error(`service exited ${code}`)));
       createInterface({ input: child.stdout! }).on('line', (line) => {
