@@ -27,9 +27,15 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { buildEnvelope } from '../src/protocol/envelope.js';
 import { generateKeyPair, parseKey } from '../src/protocol/signing.js';
-import { MOSQUITTO_SKIP, Mosquitto, skipWithoutMosquitto } from '../test/helpers/mosquitto.js';
+import {
+  freePort,
+  MOSQUITTO_SKIP,
+  Mosquitto,
+  skipWithoutMosquitto,
+} from '../test/helpers/mosquitto.js';
 import { freshDatabase, POSTGRES_SKIP, skipWithoutPostgres } from '../test/helpers/postgres.js';
 import type { FleetWorkerMessage, FleetWorkerStart } from './fleet-agents.child.js';
+import { positiveArg } from './harness.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const CLI = join(ROOT, 'dist', 'cli.js');
@@ -45,23 +51,14 @@ const { values: args } = parseArgs({
   },
 });
 
-function positive(name: string, value: string | undefined): number {
-  const n = Number(value);
-  if (!Number.isFinite(n) || n <= 0) {
-    process.stderr.write(`--${name}: must be a positive number (got ${JSON.stringify(value)})\n`);
-    process.exit(2);
-  }
-  return n;
-}
-
-const stores = Math.floor(positive('stores', args.stores));
-const minutes = positive('minutes', args.minutes);
-const ratePerStoreMin = positive('rate', args.rate);
+const stores = Math.floor(positiveArg('stores', args.stores));
+const minutes = positiveArg('minutes', args.minutes);
+const ratePerStoreMin = positiveArg('rate', args.rate);
 const workerCount = Math.min(
   stores,
-  Math.floor(positive('workers', args.workers ?? String(Math.ceil(stores / 250)))),
+  Math.floor(positiveArg('workers', args.workers ?? String(Math.ceil(stores / 250)))),
 );
-const drainMs = positive('drain-seconds', args['drain-seconds']) * 1000;
+const drainMs = positiveArg('drain-seconds', args['drain-seconds']) * 1000;
 const out = args.out ?? join(ROOT, 'bench', 'fleet-report.json');
 
 for (const skip of [
@@ -205,15 +202,6 @@ async function startInstance(name: string): Promise<Instance> {
   }
   track(`service ${name}`, () => (instance.alive ? (child.pid ?? null) : null));
   return instance;
-}
-
-async function freePort(): Promise<number> {
-  const { createServer } = await import('node:net');
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as { port: number }).port;
-  await new Promise<void>((r) => server.close(() => r()));
-  return port;
 }
 
 const instances = [await startInstance('a'), await startInstance('b')];

@@ -111,3 +111,13 @@ export function report(comparisons: readonly Comparison[], path: string): void {
   };
   writeFileSync(path, `${JSON.stringify(json, null, 2)}\n`);
 }
+
+/** A `--name` value of a run script that must be a positive number; exits 2 naming it otherwise. */
+export function positiveArg(name: string, value: string | undefined): number {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0) {
+    process.stderr.write(`--${name}: must be a positive number (got ${JSON.stringify(value)})\n`);
+    process.exit(2);
+  }
+  return n;
+}

@@ -24,6 +24,7 @@ import { parseArgs } from 'node:util';
 import { generateKeyPair, parseKey } from '../src/protocol/signing.js';
 import { type FaultStore, rssMb, Stores } from '../test/faults/harness.js';
 import { MOSQUITTO_SKIP, Mosquitto, skipWithoutMosquitto } from '../test/helpers/mosquitto.js';
+import { positiveArg } from './harness.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -35,19 +36,10 @@ const { values: args } = parseArgs({
   },
 });
 
-function positive(name: string, value: string | undefined): number {
-  const n = Number(value);
-  if (!Number.isFinite(n) || n <= 0) {
-    process.stderr.write(`--${name}: must be a positive number (got ${JSON.stringify(value)})\n`);
-    process.exit(2);
-  }
-  return n;
-}
-
-const minutes = positive('minutes', args.minutes);
-const ratePerSec = positive('rate', args.rate);
-const burst = Math.floor(positive('burst', args.burst));
-const maxRssMb = positive('max-rss-mb', args['max-rss-mb']);
+const minutes = positiveArg('minutes', args.minutes);
+const ratePerSec = positiveArg('rate', args.rate);
+const burst = Math.floor(positiveArg('burst', args.burst));
+const maxRssMb = positiveArg('max-rss-mb', args['max-rss-mb']);
 const out = args.out ?? join(dirname(fileURLToPath(import.meta.url)), 'soak-report.json');
 
 if (skipWithoutMosquitto()) {

@@ -29,21 +29,19 @@ import {
   type CallbackFor,
   type CallbackResults,
   type CreateOutcome,
-  type CreateTransaction,
   callbackState,
   createInTransaction,
   describeDatabase,
-  fromRow,
   type InstructionFor,
   type ListResult,
   listOrdersWith,
   type NewOrder,
-  type OrderRow,
   type OrderStore,
   OUTBOX_COLUMNS,
   type OutboxEntry,
   type OutboxResults,
   type StoredOrder,
+  sqlCreateTransaction,
 } from './store.js';
 
 /** Advisory lock keys: the schema's (one bigint), and the stores' space (int4 pairs). */
@@ -243,85 +241,10 @@ export class PostgresOrderStore implements OrderStore {
           STORE_LOCK_SPACE,
           JSON.stringify([order.appId, order.storeKey]),
         ]);
-        const one = async <T>(sql: string, ...args: (string | number | null)[]) =>
-          (await this.select(sql, args, c))[0] as T;
-        const tx: CreateTransaction = {
-          findByCreateIdentity: (...identity) => this.identity(c, ...identity),
-          latestCreateTime: async (appId, storeKey) =>
-            (
-              await one<{ t: string | null }>(
-                'SELECT max(create_time) AS t FROM orders WHERE app_id = ? AND store_key = ?',
-                appId,
-                storeKey,
-              )
-            ).t,
-          next: async (scope, day) =>
-            (
-              await one<{ value: number }>(
-                `INSERT INTO counters (scope, day, value) VALUES (?, ?, 1)
-                 ON CONFLICT (scope, day) DO UPDATE SET value = counters.value + 1
-                 RETURNING value`,
-                scope,
-                day,
-              )
-            ).value,
-          insertOrder: async (o) =>
-            (
-              await one<{ seq: number }>(
-                `INSERT INTO orders (order_no, receipt_no, app_id, store_key, serial,
-                   create_time, pick_up_no, takeout_no, raw_param, order_status, payment_status,
-                   payment_transaction_id)
-                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                 RETURNING seq`,
-                o.orderNo,
-                o.receiptNo,
-                o.appId,
-                o.storeKey,
-                o.serial,
-                o.createTime,
-                o.pickUpNo,
-                o.takeoutNo,
-                o.rawParam,
-                o.orderStatus,
-                o.paymentStatus,
-                o.paymentTransactionId,
-              )
-            ).seq,
-          insertOutbox: async (e) => {
-            await one(
-              'INSERT INTO outbox (job_id, store_id, body) VALUES (?, ?, ?)',
-              e.jobId,
-              e.storeId,
-              e.body,
-            );
-          },
-          insertCallback: async (e) => {
-            await one(
-              'INSERT INTO callbacks (order_no, url, body, next_at) VALUES (?, ?, ?, ?)',
-              e.orderNo,
-              e.url,
-              e.body,
-              e.nextAt,
-            );
-          },
-        };
+        const tx = sqlCreateTransaction((sql, args) => this.select(sql, args, c));
         return createInTransaction(tx, order, instruction, callback);
       }),
     );
-  }
-
-  private async identity(
-    client: pg.Pool | pg.PoolClient,
-    appId: string,
-    storeKey: string,
-    paymentTransactionId: string,
-  ): Promise<StoredOrder | undefined> {
-    const [row] = (await this.select(
-      'SELECT * FROM orders WHERE app_id = ? AND store_key = ? AND payment_transaction_id = ?',
-      [appId, storeKey, paymentTransactionId],
-      client,
-    )) as OrderRow[];
-    return row ? fromRow(row) : undefined;
   }
 
   findByCreateIdentity(
@@ -330,7 +253,11 @@ export class PostgresOrderStore implements OrderStore {
     paymentTransactionId: string,
   ): Promise<StoredOrder | undefined> {
     return this.guarded('looking up a create', () =>
-      this.identity(this.pool, appId, storeKey, paymentTransactionId),
+      sqlCreateTransaction((sql, args) => this.select(sql, args)).findByCreateIdentity(
+        appId,
+        storeKey,
+        paymentTransactionId,
+      ),
     );
   }
 

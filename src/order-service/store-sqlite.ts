@@ -23,20 +23,18 @@ import {
   type CallbackFor,
   type CallbackResults,
   type CreateOutcome,
-  type CreateTransaction,
   callbackState,
   createInTransaction,
-  fromRow,
   type InstructionFor,
   type ListResult,
   listOrdersWith,
   type NewOrder,
-  type OrderRow,
   type OrderStore,
   OUTBOX_COLUMNS,
   type OutboxEntry,
   type OutboxResults,
   type StoredOrder,
+  sqlCreateTransaction,
 } from './store.js';
 
 const SCHEMA = `
@@ -164,57 +162,20 @@ export class SqliteOrderStore implements OrderStore {
     return this.db.prepare(sql).get(...args) as T | undefined;
   }
 
+  /** Any statement: its rows when it returns some (a SELECT, RETURNING), else none. */
+  private run(sql: string, args: readonly unknown[]): unknown[] {
+    const statement = this.db.prepare(sql);
+    if (statement.reader) return statement.all(...args);
+    statement.run(...args);
+    return [];
+  }
+
   createOrder(
     order: NewOrder,
     instruction: InstructionFor,
     callback?: CallbackFor,
   ): Promise<CreateOutcome> {
-    const tx: CreateTransaction = {
-      findByCreateIdentity: async (...identity) => this.identity(...identity),
-      latestCreateTime: async (appId, storeKey) =>
-        this.get<{ t: string | null }>(
-          'SELECT max(create_time) AS t FROM orders WHERE app_id = ? AND store_key = ?',
-          appId,
-          storeKey,
-        )!.t,
-      next: async (scope, day) =>
-        this.get<{ value: number }>(
-          `INSERT INTO counters (scope, day, value) VALUES (?, ?, 1)
-           ON CONFLICT (scope, day) DO UPDATE SET value = value + 1 RETURNING value`,
-          scope,
-          day,
-        )!.value,
-      insertOrder: async (o) =>
-        this.get<{ seq: number }>(
-          `INSERT INTO orders (order_no, receipt_no, app_id, store_key, serial, create_time,
-             pick_up_no, takeout_no, raw_param, order_status, payment_status,
-             payment_transaction_id)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-           RETURNING seq`,
-          o.orderNo,
-          o.receiptNo,
-          o.appId,
-          o.storeKey,
-          o.serial,
-          o.createTime,
-          o.pickUpNo,
-          o.takeoutNo,
-          o.rawParam,
-          o.orderStatus,
-          o.paymentStatus,
-          o.paymentTransactionId,
-        )!.seq,
-      insertOutbox: async (e) => {
-        this.db
-          .prepare('INSERT INTO outbox (job_id, store_id, body) VALUES (?, ?, ?)')
-          .run(e.jobId, e.storeId, e.body);
-      },
-      insertCallback: async (e) => {
-        this.db
-          .prepare('INSERT INTO callbacks (order_no, url, body, next_at) VALUES (?, ?, ?, ?)')
-          .run(e.orderNo, e.url, e.body, e.nextAt);
-      },
-    };
+    const tx = sqlCreateTransaction(async (sql, args) => this.run(sql, args));
     return this.serial(async () => {
       try {
         // IMMEDIATE: take the write lock first, so a second connection waits (busy timeout)
@@ -234,26 +195,18 @@ export class SqliteOrderStore implements OrderStore {
     });
   }
 
-  private identity(
-    appId: string,
-    storeKey: string,
-    paymentTransactionId: string,
-  ): StoredOrder | undefined {
-    const row = this.get<OrderRow>(
-      'SELECT * FROM orders WHERE app_id = ? AND store_key = ? AND payment_transaction_id = ?',
-      appId,
-      storeKey,
-      paymentTransactionId,
-    );
-    return row ? fromRow(row) : undefined;
-  }
-
   findByCreateIdentity(
     appId: string,
     storeKey: string,
     paymentTransactionId: string,
   ): Promise<StoredOrder | undefined> {
-    return this.serial(async () => this.identity(appId, storeKey, paymentTransactionId));
+    return this.serial(() =>
+      sqlCreateTransaction(async (sql, args) => this.run(sql, args)).findByCreateIdentity(
+        appId,
+        storeKey,
+        paymentTransactionId,
+      ),
+    );
   }
 
   listOrders(
@@ -265,7 +218,7 @@ export class SqliteOrderStore implements OrderStore {
   ): Promise<ListResult> {
     return this.serial(() =>
       listOrdersWith(
-        async (sql, args) => this.db.prepare(sql).all(...args),
+        async (sql, args) => this.run(sql, args),
         appId,
         storeKey,
         mode,

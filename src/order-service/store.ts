@@ -288,7 +288,85 @@ export function callbackState(outcome: {
 }
 
 /** Runs one SQL statement with `?` placeholders and answers its rows. */
-export type Select = (sql: string, args: readonly (string | number)[]) => Promise<unknown[]>;
+export type Select = (sql: string, args: readonly (string | number | null)[]) => Promise<unknown[]>;
+
+/**
+ * The create's statements, the same SQL on both databases (`?` placeholders; PostgreSQL's store
+ * numbers them), run through `select` on the connection that holds the transaction.
+ */
+export function sqlCreateTransaction(select: Select): CreateTransaction {
+  const one = async <T>(sql: string, ...args: (string | number | null)[]) =>
+    (await select(sql, args))[0] as T;
+  return {
+    findByCreateIdentity: async (appId, storeKey, paymentTransactionId) => {
+      const row = await one<OrderRow | undefined>(
+        'SELECT * FROM orders WHERE app_id = ? AND store_key = ? AND payment_transaction_id = ?',
+        appId,
+        storeKey,
+        paymentTransactionId,
+      );
+      return row ? fromRow(row) : undefined;
+    },
+    latestCreateTime: async (appId, storeKey) =>
+      (
+        await one<{ t: string | null }>(
+          'SELECT max(create_time) AS t FROM orders WHERE app_id = ? AND store_key = ?',
+          appId,
+          storeKey,
+        )
+      ).t,
+    next: async (scope, day) =>
+      Number(
+        (
+          await one<{ value: number }>(
+            `INSERT INTO counters (scope, day, value) VALUES (?, ?, 1)
+             ON CONFLICT (scope, day) DO UPDATE SET value = counters.value + 1 RETURNING value`,
+            scope,
+            day,
+          )
+        ).value,
+      ),
+    insertOrder: async (o) =>
+      Number(
+        (
+          await one<{ seq: number }>(
+            `INSERT INTO orders (order_no, receipt_no, app_id, store_key, serial, create_time,
+               pick_up_no, takeout_no, raw_param, order_status, payment_status,
+               payment_transaction_id)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+             RETURNING seq`,
+            o.orderNo,
+            o.receiptNo,
+            o.appId,
+            o.storeKey,
+            o.serial,
+            o.createTime,
+            o.pickUpNo,
+            o.takeoutNo,
+            o.rawParam,
+            o.orderStatus,
+            o.paymentStatus,
+            o.paymentTransactionId,
+          )
+        ).seq,
+      ),
+    insertOutbox: async (e) => {
+      await select('INSERT INTO outbox (job_id, store_id, body) VALUES (?, ?, ?)', [
+        e.jobId,
+        e.storeId,
+        e.body,
+      ]);
+    },
+    insertCallback: async (e) => {
+      await select('INSERT INTO callbacks (order_no, url, body, next_at) VALUES (?, ?, ?, ?)', [
+        e.orderNo,
+        e.url,
+        e.body,
+        e.nextAt,
+      ]);
+    },
+  };
+}
 
 /**
  * One page of a store's orders (order-api 4.1), the same SQL on both databases: listed by
