@@ -26,6 +26,7 @@ import { createServer, type Server, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Aedes } from 'aedes';
+import mqtt from 'mqtt';
 import { freePort, Mosquitto, skipWithoutMosquitto } from './mosquitto.js';
 
 export type BrokerKind = 'mosquitto' | 'aedes' | 'rabbitmq' | 'nats';
@@ -234,6 +235,49 @@ class AedesBroker implements TestBroker {
   }
 }
 
+/**
+ * A free port below the kernel's ephemeral range (32768-60999 on Linux). A RabbitMQ node binds
+ * its ports seconds after they were chosen; a port from the ephemeral range can meanwhile go to
+ * another test's listener or outgoing connection (six test files run at once), and the broker's
+ * start then "succeeds" against someone else's socket.
+ */
+async function quietPort(): Promise<number> {
+  for (;;) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    const server = createServer();
+    const free = await new Promise<boolean>((resolve) => {
+      server.once('error', () => resolve(false));
+      server.listen(port, '127.0.0.1', () => resolve(true));
+    });
+    if (free) {
+      await new Promise<void>((r) => server.close(() => r()));
+      return port;
+    }
+  }
+}
+
+/** One MQTT 3.1.1 CONNECT with a clean session: true when the broker answers it with a CONNACK. */
+function answersConnect(url: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const client = mqtt.connect(url, {
+      protocolVersion: 4,
+      clean: true,
+      clientId: `readiness-${process.pid}-${Date.now()}`,
+      reconnectPeriod: 0,
+      connectTimeout: 5000,
+    });
+    const done = (ok: boolean) => {
+      client.removeAllListeners();
+      client.on('error', () => {});
+      client.end(true);
+      resolve(ok);
+    };
+    client.once('connect', () => done(true));
+    client.once('error', () => done(false));
+    client.once('close', () => done(false));
+  });
+}
+
 // RabbitMQ and NATS: a program in its own process group ------------------------------------------
 
 /** How to run one broker program: what ChildBroker needs to know of it. */
@@ -393,7 +437,7 @@ class ChildBroker implements TestBroker {
       const dir = mkdtempSync(join(tmpdir(), spec.dirPrefix));
       // Its storage outlives stop() (for restart), not the test process.
       process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
-      const broker = new ChildBroker(spec, dir, await freePort(), await freePort(), options);
+      const broker = new ChildBroker(spec, dir, await quietPort(), await quietPort(), options);
       try {
         await broker.start();
         return broker;
@@ -446,14 +490,17 @@ class ChildBroker implements TestBroker {
     this.child = child;
     process.once('exit', this.killOnExit);
     const end = Date.now() + this.spec.startMs;
-    while (!(await reachable(this.port))) {
+    // Ready is a CONNACK, not an open port: an open port may be another process's (a CI run saw
+    // every RabbitMQ case closed before CONNACK, the suite's broker "up" within seconds of a cold
+    // boot that takes 11-13 s), and a listener may accept before its broker serves.
+    while (!(await reachable(this.port)) || !(await answersConnect(this.url))) {
       if (child.exitCode !== null || child.signalCode !== null || Date.now() > end) {
         const reason =
           child.exitCode !== null || child.signalCode !== null ? 'exited' : 'timed out';
         await this.stop();
         throw new Error(`${this.description} did not start (${reason}):\n${this.log.slice(-4000)}`);
       }
-      await new Promise((r) => setTimeout(r, 50));
+      await new Promise((r) => setTimeout(r, 100));
     }
   }
 
