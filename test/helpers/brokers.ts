@@ -22,12 +22,12 @@
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server, Socket } from 'node:net';
+import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Aedes } from 'aedes';
 import mqtt from 'mqtt';
-import { freePort, Mosquitto, skipWithoutMosquitto } from './mosquitto.js';
+import { freePort, Mosquitto, reachable, skipWithoutMosquitto } from './mosquitto.js';
 
 export type BrokerKind = 'mosquitto' | 'aedes' | 'rabbitmq' | 'nats';
 
@@ -396,18 +396,6 @@ function natsSpec(): ChildSpec {
       return { command: 'nats-server', args: ['-c', config], env: process.env };
     },
   };
-}
-
-function reachable(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = new Socket();
-    s.once('connect', () => {
-      s.destroy();
-      resolve(true);
-    });
-    s.once('error', () => resolve(false));
-    s.connect(port, '127.0.0.1');
-  });
 }
 
 class ChildBroker implements TestBroker {

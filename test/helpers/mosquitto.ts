@@ -33,7 +33,8 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-async function reachable(port: number): Promise<boolean> {
+/** Whether something accepts TCP connections on 127.0.0.1:`port` now. */
+export async function reachable(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const s = new Socket();
     s.once('connect', () => {
