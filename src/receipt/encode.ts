@@ -76,6 +76,12 @@ class Bytes {
     for (const b of bytes) this.buf[this.length++] = b;
   }
 
+  /** Printable ASCII text, each character its own byte (`Charset.plain`). */
+  ascii(text: string): void {
+    this.reserve(text.length);
+    for (let i = 0; i < text.length; i++) this.buf[this.length++] = text.charCodeAt(i);
+  }
+
   append(bytes: Uint8Array | readonly number[]): void {
     this.reserve(bytes.length);
     this.buf.set(bytes, this.length);
@@ -180,7 +186,8 @@ export type RasterImages = ReadonlyMap<LayoutCommand, BitImage>;
 function linesToDraw(layout: Layout, charset: Charset): Array<LayoutCommand & { kind: 'line' }> {
   return layout.commands.filter(
     (c): c is LayoutCommand & { kind: 'line' } =>
-      c.kind === 'line' && c.segments.some((s) => [...s.text].some((ch) => charset.drawn(ch))),
+      c.kind === 'line' &&
+      c.segments.some((s) => !charset.plain(s.text) && [...s.text].some((ch) => charset.drawn(ch))),
   );
 }
 
@@ -279,20 +286,26 @@ export function encodeLayout(
             } else {
               if (!codepageSelected) out.append(selectCodepage);
               codepageSelected = true;
-              out.append(charset.encode(run));
+              if (charset.plain(run)) out.ascii(run);
+              else out.append(charset.encode(run));
             }
             run = '';
           };
-          for (const ch of segment.text) {
-            const next: RunKind = charset.userDefined.has(ch)
-              ? 'udc'
-              : charset.isCjk(ch) && !charset.inCodepage(ch)
-                ? 'cjk'
-                : 'codepage';
-            if (next !== kind) flush();
-            kind = next;
-            run += ch;
-          }
+          // Plain text is one code-page run: no look at each character.
+          if (charset.plain(segment.text)) {
+            kind = 'codepage';
+            run = segment.text;
+          } else
+            for (const ch of segment.text) {
+              const next: RunKind = charset.userDefined.has(ch)
+                ? 'udc'
+                : charset.isCjk(ch) && !charset.inCodepage(ch)
+                  ? 'cjk'
+                  : 'codepage';
+              if (next !== kind) flush();
+              kind = next;
+              run += ch;
+            }
           flush();
         }
         // Each line ends in plain style, so any line can be read (or reprinted) on its own.

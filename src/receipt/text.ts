@@ -15,12 +15,7 @@ export function layoutToText(layout: Layout): string {
   for (const command of layout.commands) {
     switch (command.kind) {
       case 'line':
-        lines.push(
-          command.segments
-            .map((s) => s.text)
-            .join('')
-            .replace(/ +$/, ''),
-        );
+        lines.push(withoutTrailingSpaces(command.segments.map((s) => s.text).join('')));
         break;
       case 'qr':
         // The encoder ends the QR with a line feed, which feeds one empty line on paper.
@@ -38,4 +33,11 @@ export function layoutToText(layout: Layout): string {
     }
   }
   return `${lines.join('\n')}\n`;
+}
+
+/** `line` without its trailing spaces (spaces only: / +$/ tries a match at every space, issue 16). */
+function withoutTrailingSpaces(line: string): string {
+  let end = line.length;
+  while (end > 0 && line.charCodeAt(end - 1) === 0x20) end--;
+  return line.slice(0, end);
 }

@@ -8,14 +8,25 @@ import { eastAsianWidth } from 'get-east-asian-width';
 
 const COMBINING = /\p{Mn}|\p{Me}/u;
 
+/**
+ * Below U+0300 every character takes one column: combining marks start there and wide ones at
+ * U+1100. Receipts are mostly such text, and the width lookups were a sixth of a receipt's render
+ * time (issue 16); test/receipt/width.test.ts checks the shortcut against the full rule.
+ */
+const NARROW_BELOW = 0x300;
+
 export function charWidth(ch: string): number {
+  if (ch.charCodeAt(0) < NARROW_BELOW) return 1;
   if (COMBINING.test(ch)) return 0;
   return eastAsianWidth(ch.codePointAt(0) ?? 0);
 }
 
 export function displayWidth(text: string): number {
-  let width = 0;
-  for (const ch of text) width += charWidth(ch);
+  let i = 0;
+  while (i < text.length && text.charCodeAt(i) < NARROW_BELOW) i++;
+  if (i === text.length) return text.length;
+  let width = i;
+  for (const ch of text.slice(i)) width += charWidth(ch);
   return width;
 }
 

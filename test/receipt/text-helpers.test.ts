@@ -10,6 +10,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
+import { eastAsianWidth } from 'get-east-asian-width';
 import { sanitizeLine, sanitizeMultiline } from '../../src/receipt/sanitize.js';
 import { charWidth, displayWidth, wrap } from '../../src/receipt/width.js';
 
@@ -168,6 +169,32 @@ describe('charWidth / displayWidth', () => {
     assert.equal(displayWidth('𠀀'), 2); // U+20000, CJK extension B: wide
     assert.equal(displayWidth('😀'), 2); // U+1F600: wide emoji
     assert.equal(displayWidth(''), 0);
+  });
+
+  // The shortcut below U+0300 (issue 16) must give what the full rule gives: a combining mark
+  // (Mn, Me) is zero columns, anything else what get-east-asian-width says.
+  const fullRule = (ch: string) =>
+    /\p{Mn}|\p{Me}/u.test(ch) ? 0 : eastAsianWidth(ch.codePointAt(0)!);
+
+  it('every code point is as wide as the full rule says (the shortcut changes nothing)', () => {
+    for (let cp = 0; cp <= 0x10ffff; cp++) {
+      if (cp >= 0xd800 && cp <= 0xdfff) continue;
+      const ch = String.fromCodePoint(cp);
+      if (charWidth(ch) !== fullRule(ch)) assert.fail(`${hex(cp)}: ${charWidth(ch)}`);
+    }
+  });
+
+  it('a text is as wide as the sum of its characters by the full rule (property)', () => {
+    const pieces = fc.constantFrom('a', ' ', 'é', '\u0301', '\u02ff', '\u0300', '中', '😀', 'ｱ');
+    fc.assert(
+      fc.property(fc.array(pieces, { maxLength: 30 }), (parts) => {
+        const text = parts.join('');
+        let expected = 0;
+        for (const ch of text) expected += fullRule(ch);
+        assert.equal(displayWidth(text), expected, JSON.stringify(text));
+      }),
+      { numRuns: 2000 },
+    );
   });
 });
 
