@@ -3,8 +3,9 @@
  * any Node duplex byte stream (TCP socket, pty, in-process pair), and a `LinkSlot` is the printer's
  * one connector, which takes one link at a time and keeps the link settings across reconnects.
  *
- * Back-pressure: while the printer is busy (receive buffer full, `write()` returned false) the link
- * stops delivering and pauses the stream, so the host's writes back up exactly as they do against
+ * Back-pressure: the link delivers no more than the printer's free receive buffer; while the
+ * printer is busy (receive buffer full, `write()` returned false) the link stops delivering and
+ * pauses the stream, so the host's writes back up exactly as they do against
  * a real printer that stops reading its socket or raises BUSY; it resumes on `busy` false.
  *
  * Slow link (bytes per second, both directions): a pty ignores the baud rate and loopback TCP has
@@ -209,8 +210,12 @@ export class PrinterLink extends EventEmitter<PrinterLinkEvents> {
         }, this.inPacer.schedule(n));
       }
     } else {
+      // Never more than the printer's free receive buffer: a real printer stops taking bytes
+      // when it is full, whatever size the stream's reads come in (a loaded machine's pty reads
+      // return many kilobytes at once); the rest waits here, with the stream paused.
       while (this.inbound.length > 0 && !this.printer.busy && !this.closed) {
-        this.deliver(this.inbound.take(this.inbound.length));
+        const room = this.printer.bufferSize - this.printer.bufferedBytes;
+        this.deliver(this.inbound.take(Math.max(1, Math.min(room, this.inbound.length))));
       }
     }
     this.updateFlow();
