@@ -11,7 +11,7 @@ const COMBINING = /\p{Mn}|\p{Me}/u;
 /**
  * Below U+0300 every character takes one column: combining marks start there and wide ones at
  * U+1100. Receipts are mostly such text, and the width lookups were a sixth of a receipt's render
- * time (issue 16); test/receipt/width.test.ts checks the shortcut against the full rule.
+ * time (issue 16); test/receipt/text-helpers.test.ts checks the shortcut against the full rule.
  */
 const NARROW_BELOW = 0x300;
 
