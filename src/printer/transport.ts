@@ -47,14 +47,13 @@ export abstract class BaseTransport extends EventEmitter implements Transport {
   abstract open(): Promise<void>;
   abstract close(): Promise<void>;
   /**
-   * Writes all of `data` or throws; `deadline` is `performance.now()` based. `signal` aborts when
-   * the caller's timeout has fired: stop there, and send nothing more of this write.
+   * Writes all of `data` or throws; `deadline` is `performance.now()` based: a link that can
+   * stall between pieces (a device file, USB) stops at it and sends nothing more of this write.
    */
   protected abstract writeAll(
     data: Uint8Array,
     deadline: number,
     progress: (sent: number) => void,
-    signal: AbortSignal,
   ): Promise<void>;
 
   private inbox: Uint8Array[] = [];
@@ -82,11 +81,9 @@ export abstract class BaseTransport extends EventEmitter implements Transport {
       if (!this.isOpen) throw this.notOpen();
       let sent = 0;
       const deadline = performance.now() + timeoutMs;
-      const abort = new AbortController();
       let timer: NodeJS.Timeout | undefined;
       const timeout = new Promise<never>((_, reject) => {
         timer = setTimeout(() => {
-          abort.abort();
           reject(
             new AgentError(
               'TRANSPORT_TIMEOUT',
@@ -99,10 +96,7 @@ export abstract class BaseTransport extends EventEmitter implements Transport {
         }, timeoutMs);
       });
       try {
-        await Promise.race([
-          this.writeAll(data, deadline, (n) => (sent = n), abort.signal),
-          timeout,
-        ]);
+        await Promise.race([this.writeAll(data, deadline, (n) => (sent = n)), timeout]);
       } finally {
         clearTimeout(timer);
       }

@@ -96,8 +96,16 @@ export function glyphColumns(udc: UserDefinedCharacter): number[] {
 }
 
 /** `ESC & 3 c c 12 d1..d36`: defines one character in font A (the font the encoder selects). */
-export function defineBytes(udc: UserDefinedCharacter): number[] {
-  return [ESC, 0x26, FONT_A.height / 8, udc.code, udc.code, FONT_A.width, ...glyphColumns(udc)];
+const definitions = new WeakMap<UserDefinedCharacter, readonly number[]>();
+
+/** `ESC &` defining `udc`, made once per character (every job that prints it sends it). */
+export function defineBytes(udc: UserDefinedCharacter): readonly number[] {
+  let bytes = definitions.get(udc);
+  if (!bytes) {
+    bytes = [ESC, 0x26, FONT_A.height / 8, udc.code, udc.code, FONT_A.width, ...glyphColumns(udc)];
+    definitions.set(udc, bytes);
+  }
+  return bytes;
 }
 
 function checkGlyph(udc: UserDefinedCharacter): void {
