@@ -95,10 +95,10 @@ export function glyphColumns(udc: UserDefinedCharacter): number[] {
   return bytes;
 }
 
-/** `ESC & 3 c c 12 d1..d36`: defines one character in font A (the font the encoder selects). */
+/** The `ESC &` bytes of each character, made on first use: every job that prints it sends them. */
 const definitions = new WeakMap<UserDefinedCharacter, readonly number[]>();
 
-/** `ESC &` defining `udc`, made once per character (every job that prints it sends it). */
+/** `ESC & 3 c c 12 d1..d36`: defines one character in font A (the font the encoder selects). */
 export function defineBytes(udc: UserDefinedCharacter): readonly number[] {
   let bytes = definitions.get(udc);
   if (!bytes) {

@@ -22,7 +22,7 @@ describe('the broker connection and mqtt-packet', { skip: skipWithoutMosquitto()
     await broker?.stop();
   });
 
-  it('publishes and subscribes at QoS 1 without building the packet-id cache', async () => {
+  it('connects, subscribes and publishes at QoS 1 without building the packet-id cache', async () => {
     const connection = new MqttConnection(
       {
         url: broker.url,
@@ -38,7 +38,7 @@ describe('the broker connection and mqtt-packet', { skip: skipWithoutMosquitto()
       createLogger({ level: 'error' }),
     );
     try {
-      const connected = once(connection, 'connect');
+      const connected = once(connection, 'connect', { signal: AbortSignal.timeout(20_000) });
       connection.connect();
       await connected;
       // A QoS 1 publish writes its packet id: with the cache, this is the write that builds it.
