@@ -27,6 +27,7 @@ import { DEFAULT_PRINTER_ROLE } from '../protocol/print-protocol.js';
 import type { ReceiptMarkings } from '../receipt/model.js';
 import { faultPoint } from './fault-points.js';
 import {
+  FINISHED_STATES,
   type Job,
   type JobKind,
   type JobReason,
@@ -144,7 +145,10 @@ interface PlannedEvent {
   withNotices?: boolean;
 }
 
+// The WHERE terms of the partial indexes jobs_active and jobs_done (migration 5): a query names
+// the term verbatim for SQLite to use the index.
 const PENDING_SQL = sqlList(PENDING_STATES);
+const FINISHED_SQL = sqlList(FINISHED_STATES);
 
 export class JobStore extends EventEmitter<StoreEvents> {
   readonly path: string;
@@ -693,7 +697,12 @@ export class JobStore extends EventEmitter<StoreEvents> {
     const recovered = this.db.write('recovering interrupted jobs', () => {
       const now = this.db.now();
       const rows = this.db
-        .statement("SELECT * FROM jobs WHERE state = 'printing' ORDER BY id")
+        .statement(
+          // Named: without statistics SQLite would rather scan the table in id order than sort
+          // the few jobs the index finds.
+          `SELECT * FROM jobs INDEXED BY jobs_active
+           WHERE state IN ${PENDING_SQL} AND state = 'printing' ORDER BY id`,
+        )
         .all() as JobRow[];
       return rows.map((row) => {
         const job = jobFromRow(row);
@@ -838,7 +847,10 @@ export class JobStore extends EventEmitter<StoreEvents> {
     const where: string[] = [];
     const args: Array<string | number> = [];
     if (options.state) {
-      where.push('state = ?');
+      where.push(
+        `state IN ${PENDING_STATES.includes(options.state) ? PENDING_SQL : FINISHED_SQL}`,
+        'state = ?',
+      );
       args.push(options.state);
     }
     if (options.printer) {
@@ -858,7 +870,8 @@ export class JobStore extends EventEmitter<StoreEvents> {
     return this.db.read('reading the queue', () => {
       const row = this.db
         .statement(
-          "SELECT * FROM jobs WHERE printer = ? AND state IN ('queued', 'waiting') AND held = 0 ORDER BY id LIMIT 1",
+          `SELECT * FROM jobs WHERE printer = ? AND state IN ${PENDING_SQL} AND state <> 'printing'
+             AND held = 0 ORDER BY id LIMIT 1`,
         )
         .get(printer) as JobRow | undefined;
       return row ? jobFromRow(row) : null;
@@ -889,8 +902,9 @@ export class JobStore extends EventEmitter<StoreEvents> {
       const now = this.db.now();
       const rows = this.db
         .statement(
-          `SELECT * FROM jobs WHERE printer = ? AND held = 0 AND (state = 'queued'
-           OR (state = 'waiting' AND (last_error_code IS NULL OR last_error_code <> ?)))
+          `SELECT * FROM jobs WHERE printer = ? AND state IN ${PENDING_SQL} AND held = 0
+           AND (state = 'queued'
+             OR (state = 'waiting' AND (last_error_code IS NULL OR last_error_code <> ?)))
          ORDER BY id`,
         )
         .all(role, reason.code) as JobRow[];
@@ -916,7 +930,11 @@ export class JobStore extends EventEmitter<StoreEvents> {
         failed: 0,
       };
       for (const r of this.db
-        .statement('SELECT state, COUNT(*) AS n FROM jobs GROUP BY state')
+        .statement(
+          `SELECT state, COUNT(*) AS n FROM jobs WHERE state IN ${PENDING_SQL} GROUP BY state
+           UNION ALL
+           SELECT state, COUNT(*) AS n FROM jobs WHERE state IN ${FINISHED_SQL} GROUP BY state`,
+        )
         .all() as Array<{
         state: StoredJobState;
         n: number;
@@ -954,7 +972,8 @@ export class JobStore extends EventEmitter<StoreEvents> {
       }
       const printed = this.db
         .statement(
-          "SELECT printer, MAX(printed_at) AS at FROM jobs WHERE state = 'printed' GROUP BY printer",
+          `SELECT printer, MAX(printed_at) AS at FROM jobs
+           WHERE state IN ${FINISHED_SQL} AND state = 'printed' GROUP BY printer`,
         )
         .all() as Array<{ printer: string; at: number }>;
       for (const r of printed) entry(r.printer).lastPrintedAt = r.at;

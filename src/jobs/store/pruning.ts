@@ -38,7 +38,7 @@ export class Pruning {
     let total = 0;
     for (;;) {
       const n = this.pruneWhere(
-        "state = 'printed' AND printed_at < ?",
+        `state IN ${FINISHED_SQL} AND state = 'printed' AND printed_at < ?`,
         [before],
         batchSize,
         'purging printed jobs',
