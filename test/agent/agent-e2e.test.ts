@@ -23,7 +23,7 @@ import { generateKeyPair, parseKey } from '../../src/protocol/signing.js';
 import { deriveStoreId } from '../../src/protocol/store-id.js';
 import { formatTimestamp } from '../../src/protocol/time.js';
 import { receiptOptions } from '../../src/receipt/options.js';
-import { testMqtt } from '../helpers/agent-settings.js';
+import { testAgentBasics, testMqtt } from '../helpers/agent-settings.js';
 import { Mosquitto, skipWithoutMosquitto } from '../helpers/mosquitto.js';
 import { waitFor } from '../helpers/waiting.js';
 
@@ -90,13 +90,7 @@ for (const protocolVersion of [5, 4] as const) {
           },
         ],
         receipt: receiptOptions({ header: ['E2E Store'] }),
-        lateAfterMinutes: null,
-        interruptedPolicy: 'reprint-marked',
-        stateDir: join(dir, 'state'),
-        statusIntervalMs: 5000,
-        retentionDays: 14,
-        // Trusted: the suite must not depend on the machine's NTP state.
-        freshness: { maxAgeMs: 7 * 86_400_000, clock: 'synchronized' },
+        ...testAgentBasics(join(dir, 'state')),
       };
       const log = createLogger({
         level: 'debug',

@@ -31,13 +31,13 @@ import {
   GatedPublisher,
   SERVICE_PUBLIC_KEY_FILE,
   STORE_KEY,
-  STORE_PRIVATE_KEY_FILE,
   serviceSigningKey,
   startService,
   type TestService,
+  testCatchUp,
 } from '../catchup/harness.js';
 import { VirtualClock } from '../catchup/virtual-clock.js';
-import { testMqtt } from '../helpers/agent-settings.js';
+import { testAgentBasics, testMqtt } from '../helpers/agent-settings.js';
 import { Mosquitto, skipWithoutMosquitto } from '../helpers/mosquitto.js';
 import { waitFor } from '../helpers/waiting.js';
 
@@ -149,23 +149,8 @@ describe('routing: a receipt at the counter, a ticket in the kitchen', {
         },
       ],
       receipt: receiptOptions({ header: ['Routing Grill'] }),
-      lateAfterMinutes: null,
-      interruptedPolicy: 'reprint-marked',
-      stateDir: join(dir, 'state'),
-      statusIntervalMs: 5000,
-      retentionDays: 14,
-      freshness: { maxAgeMs: 7 * 24 * 60 * MINUTE, clock: 'synchronized' },
-      catchUp: {
-        baseUrl: service.url,
-        storePrivateKeyFile: STORE_PRIVATE_KEY_FILE,
-        intervalMs: 10 * MINUTE,
-        minIntervalMs: 10_000,
-        pageSize: 100,
-        maxAgeMs: 60 * MINUTE,
-        windowMs: 5 * MINUTE,
-        timeZone: 'UTC',
-        clock,
-      },
+      ...testAgentBasics(join(dir, 'state')),
+      catchUp: testCatchUp(service.url, clock),
     };
     agent = await Agent.start(
       settings,

@@ -29,7 +29,7 @@ import { deriveStoreId } from '../../src/protocol/store-id.js';
 import { formatTimestamp } from '../../src/protocol/time.js';
 import type { LogoSettings } from '../../src/receipt/options.js';
 import { receiptOptions } from '../../src/receipt/options.js';
-import { testMqtt } from '../helpers/agent-settings.js';
+import { testAgentBasics, testMqtt } from '../helpers/agent-settings.js';
 import { runCliInProcess } from '../helpers/cli.js';
 import { writeLogoPng } from '../helpers/logo.js';
 import { freePort, Mosquitto, skipWithoutMosquitto } from '../helpers/mosquitto.js';
@@ -78,12 +78,7 @@ async function start(logo: (dir: string) => LogoSettings): Promise<Running> {
     ],
     receipt: receiptOptions({ header: ['Logo Store'] }),
     logo: logo(dir),
-    lateAfterMinutes: null,
-    interruptedPolicy: 'reprint-marked',
-    stateDir: join(dir, 'state'),
-    statusIntervalMs: 5000,
-    retentionDays: 14,
-    freshness: { maxAgeMs: 7 * 86_400_000, clock: 'synchronized' },
+    ...testAgentBasics(join(dir, 'state')),
     console: { host: '127.0.0.1', port: consolePort, hostnames: [], metrics: false },
   };
   const configPath = join(dir, 'config.json');

@@ -40,7 +40,7 @@ import { generateKeyPair, parseKey } from '../../src/protocol/signing.js';
 import { deriveStoreId } from '../../src/protocol/store-id.js';
 import { formatTimestamp } from '../../src/protocol/time.js';
 import { receiptOptions } from '../../src/receipt/options.js';
-import { testMqtt } from '../helpers/agent-settings.js';
+import { testAgentBasics, testMqtt } from '../helpers/agent-settings.js';
 import {
   type BrokerKind,
   type BrokerOptions,
@@ -462,13 +462,7 @@ class Store {
         },
       ],
       receipt: receiptOptions({ header: [`${this.profile.kind} store`] }),
-      lateAfterMinutes: null,
-      interruptedPolicy: 'reprint-marked',
-      stateDir: join(stateDir, 'state'),
-      statusIntervalMs: 5000,
-      retentionDays: 14,
-      // Trusted: the suite must not depend on the machine's NTP state.
-      freshness: { maxAgeMs: 7 * 86_400_000, clock: 'synchronized' },
+      ...testAgentBasics(join(stateDir, 'state')),
     };
     // A session of its own: events the agent publishes while the observer reconnects (after a
     // broker restart) wait for it there.

@@ -33,12 +33,12 @@ import {
   GatedPublisher,
   SERVICE_PUBLIC_KEY_FILE,
   STORE_KEY,
-  STORE_PRIVATE_KEY_FILE,
   startService,
   type TestService,
+  testCatchUp,
 } from '../catchup/harness.js';
 import { VirtualClock } from '../catchup/virtual-clock.js';
-import { testMqtt } from '../helpers/agent-settings.js';
+import { testAgentBasics, testMqtt } from '../helpers/agent-settings.js';
 import { skipWithoutBroker, startBroker, type TestBroker } from '../helpers/brokers.js';
 import { waitFor } from '../helpers/waiting.js';
 
@@ -138,23 +138,8 @@ describe('a lost session: said in the journal, filled by catch-up', {
         },
       ],
       receipt: receiptOptions({ header: ['Session Lost Cafe'] }),
-      lateAfterMinutes: null,
-      interruptedPolicy: 'reprint-marked',
-      stateDir: join(dir, 'state'),
-      statusIntervalMs: 5000,
-      retentionDays: 14,
-      freshness: { maxAgeMs: 7 * 24 * 60 * MINUTE, clock: 'synchronized' },
-      catchUp: {
-        baseUrl: service.url,
-        storePrivateKeyFile: STORE_PRIVATE_KEY_FILE,
-        intervalMs: 10 * MINUTE,
-        minIntervalMs: 10_000,
-        pageSize: 100,
-        maxAgeMs: 60 * MINUTE,
-        windowMs: 5 * MINUTE,
-        timeZone: 'UTC',
-        clock,
-      },
+      ...testAgentBasics(join(dir, 'state')),
+      catchUp: testCatchUp(service.url, clock),
     };
   });
 

@@ -27,7 +27,7 @@ import { MqttPublisher } from '../../src/mqtt/publisher.js';
 import { type JobEvent, topics } from '../../src/protocol/print-protocol.js';
 import { deriveStoreId } from '../../src/protocol/store-id.js';
 import { receiptOptions } from '../../src/receipt/options.js';
-import { testMqtt } from '../helpers/agent-settings.js';
+import { testAgentBasics, testMqtt } from '../helpers/agent-settings.js';
 import { Mosquitto, skipWithoutMosquitto } from '../helpers/mosquitto.js';
 import { waitFor } from '../helpers/waiting.js';
 import {
@@ -36,9 +36,9 @@ import {
   type ObservedQuery,
   SERVICE_PUBLIC_KEY_FILE,
   STORE_KEY,
-  STORE_PRIVATE_KEY_FILE,
   startService,
   type TestService,
+  testCatchUp,
 } from './harness.js';
 import { VirtualClock } from './virtual-clock.js';
 
@@ -157,24 +157,8 @@ describe('catch-up end to end', { skip: skipWithoutMosquitto() }, () => {
         },
       ],
       receipt: receiptOptions({ header: ['Catch-up Cafe'] }),
-      lateAfterMinutes: null,
-      interruptedPolicy: 'reprint-marked',
-      stateDir: join(dir, 'state'),
-      statusIntervalMs: 5000,
-      retentionDays: 14,
-      // The stale rule judges createTime by the clock: trusted here (print-protocol v1.1 §4).
-      freshness: { maxAgeMs: 7 * 24 * 60 * MINUTE, clock: 'synchronized' },
-      catchUp: {
-        baseUrl: service.url,
-        storePrivateKeyFile: STORE_PRIVATE_KEY_FILE,
-        intervalMs: 10 * MINUTE,
-        minIntervalMs: 10_000,
-        pageSize: 100,
-        maxAgeMs: 60 * MINUTE,
-        windowMs: 5 * MINUTE,
-        timeZone: 'UTC',
-        clock,
-      },
+      ...testAgentBasics(join(dir, 'state')),
+      catchUp: testCatchUp(service.url, clock),
     };
     agent = await startAgent();
     // First start: no cursor (a round at once) and a new session (another one); let both finish.

@@ -14,6 +14,7 @@ import type { AddressInfo } from 'node:net';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyRequest } from 'fastify';
+import type { CatchUpSettings } from '../../src/agent.js';
 import {
   buildApp,
   buildRegistry,
@@ -55,6 +56,23 @@ export const serviceSigningKey: RsaKey = parseKey(servicePair.privatePem, 'priva
 export const servicePublicKey: RsaKey = parseKey(servicePair.publicPem, 'public');
 
 /** One list request as the service saw it. */
+const MINUTE = 60_000;
+
+/** The catch-up timing the tests run with: 10-minute rounds at most every 10 s, 100 a page. */
+export const CATCH_UP_TIMING = {
+  intervalMs: 10 * MINUTE,
+  minIntervalMs: 10_000,
+  pageSize: 100,
+  maxAgeMs: 60 * MINUTE,
+  windowMs: 5 * MINUTE,
+  timeZone: 'UTC',
+} as const;
+
+/** An in-process agent's catch-up against the service at `baseUrl`, its spacing on `clock`. */
+export function testCatchUp(baseUrl: string, clock: VirtualClock): CatchUpSettings {
+  return { baseUrl, storePrivateKeyFile: STORE_PRIVATE_KEY_FILE, ...CATCH_UP_TIMING, clock };
+}
+
 export interface ObservedQuery {
   /** The test clock's time when the request arrived. */
   at: number;

@@ -20,6 +20,7 @@ import { formatWallClock } from '../../src/protocol/time.js';
 import { waitFor } from '../helpers/waiting.js';
 import {
   APP_ID,
+  CATCH_UP_TIMING,
   type ObservedQuery,
   STORE_KEY,
   servicePublicKey,
@@ -32,14 +33,7 @@ import {
 import { VirtualClock } from './virtual-clock.js';
 
 const MINUTE = 60_000;
-const OPTIONS: Omit<PollerOptions, 'clock'> = {
-  intervalMs: 10 * MINUTE,
-  minIntervalMs: 10_000,
-  pageSize: 100,
-  maxAgeMs: 60 * MINUTE,
-  windowMs: 5 * MINUTE,
-  timeZone: 'UTC',
-};
+const OPTIONS: Omit<PollerOptions, 'clock'> = CATCH_UP_TIMING;
 
 interface Rig {
   clock: VirtualClock;

@@ -43,7 +43,7 @@ import { generateKeyPair, parseKey } from '../../src/protocol/signing.js';
 import { deriveStoreId } from '../../src/protocol/store-id.js';
 import { formatTimestamp } from '../../src/protocol/time.js';
 import { receiptOptions } from '../../src/receipt/options.js';
-import { testMqtt } from '../helpers/agent-settings.js';
+import { testAgentBasics, testMqtt } from '../helpers/agent-settings.js';
 import { runCliInProcess } from '../helpers/cli.js';
 import { Mosquitto, skipWithoutMosquitto } from '../helpers/mosquitto.js';
 import { eventually, next, waitFor } from '../helpers/waiting.js';
@@ -672,12 +672,7 @@ for (const protocolVersion of [5, 4] as const) {
           },
         ],
         receipt: receiptOptions({ header: ['ACL Store'] }),
-        lateAfterMinutes: null,
-        interruptedPolicy: 'reprint-marked',
-        stateDir: join(dir, 'state'),
-        statusIntervalMs: 5000,
-        retentionDays: 14,
-        freshness: { maxAgeMs: 7 * 86_400_000, clock: 'synchronized' },
+        ...testAgentBasics(join(dir, 'state')),
       };
       const log = createLogger({
         level: 'debug',

@@ -22,3 +22,29 @@ export function testMqtt(
     maxMessageBytes: 64 * 1024,
   };
 }
+
+/**
+ * The store-side settings the in-process end-to-end tests share: no LATE mark, interrupted jobs
+ * reprinted marked, a 5 s status, 14 days of retention, and instruction ages judged against a
+ * clock taken as synchronized (the suites must not depend on the machine's NTP state).
+ */
+export function testAgentBasics(
+  stateDir: string,
+): Pick<
+  AgentSettings,
+  | 'lateAfterMinutes'
+  | 'interruptedPolicy'
+  | 'stateDir'
+  | 'statusIntervalMs'
+  | 'retentionDays'
+  | 'freshness'
+> {
+  return {
+    lateAfterMinutes: null,
+    interruptedPolicy: 'reprint-marked',
+    stateDir,
+    statusIntervalMs: 5000,
+    retentionDays: 14,
+    freshness: { maxAgeMs: 7 * 86_400_000, clock: 'synchronized' },
+  };
+}
