@@ -38,7 +38,6 @@ import { buildEnvelope } from '../../src/protocol/envelope.js';
 import { type JobEvent, type JobState, topics } from '../../src/protocol/print-protocol.js';
 import { generateKeyPair, parseKey } from '../../src/protocol/signing.js';
 import { deriveStoreId } from '../../src/protocol/store-id.js';
-import { formatTimestamp } from '../../src/protocol/time.js';
 import { receiptOptions } from '../../src/receipt/options.js';
 import { testAgentBasics, testMqtt } from '../helpers/agent-settings.js';
 import {
@@ -48,6 +47,7 @@ import {
   startBroker,
   type TestBroker,
 } from '../helpers/brokers.js';
+import { storeInstruction, storeJobId, storeOrderNo } from '../helpers/instructions.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
 import { waitFor } from '../helpers/waiting.js';
 
@@ -378,11 +378,6 @@ export function conformanceSuite(profile: BrokerProfile): void {
   });
 }
 
-/** `yyyy-MM-dd HH:mm:ss` now, in the host's zone: what the agent (no zone configured) reads. */
-function nowCreateTime(): string {
-  return formatTimestamp(new Date());
-}
-
 /**
  * One store of a case: its identity (topics, client id), state dir, emulator, agent, and the
  * clients playing the order service and an observer of its `/job` and `/status` topics.
@@ -539,27 +534,15 @@ class Store {
   }
 
   jobId(n: number): string {
-    return `P-${this.name}-${n}`;
+    return storeJobId(this.name, n);
   }
 
   orderNo(n: number): string {
-    return `O-${this.name}-${n}`;
+    return storeOrderNo(this.name, n);
   }
 
   instruction(n: number, order: Json = {}): Json {
-    return {
-      storeId: this.storeId,
-      jobId: this.jobId(n),
-      orderNo: this.orderNo(n),
-      createTime: nowCreateTime(),
-      order: {
-        productInfo: [{ productName: `Dish ${this.name} ${n}`, price: 10000, quantity: 1 }],
-        orderType: 1,
-        paymentWay: 2,
-        paymentTransactionId: `M-${this.name}-${n}`,
-        ...order,
-      },
-    };
+    return storeInstruction(this, n, order);
   }
 
   envelope(param: Json): string {

@@ -44,9 +44,9 @@ import { buildEnvelope } from '../../src/protocol/envelope.js';
 import { type JobEvent, type JobState, topics } from '../../src/protocol/print-protocol.js';
 import { generateKeyPair, parseKey, type RsaKey } from '../../src/protocol/signing.js';
 import { deriveStoreId } from '../../src/protocol/store-id.js';
-import { formatTimestamp } from '../../src/protocol/time.js';
 import { cliEntry } from '../helpers/child-entry.js';
 import { ROOT } from '../helpers/cli.js';
+import { storeInstruction, storeJobId, storeOrderNo } from '../helpers/instructions.js';
 import { Mosquitto } from '../helpers/mosquitto.js';
 import { TcpProxy, type TcpProxyOptions } from '../helpers/tcp-proxy.js';
 import { type PrintMarking, printsOnTicket } from '../helpers/ticket-prints.js';
@@ -128,10 +128,7 @@ function procStatusMb(pid: number, field: string): number | null {
   }
 }
 
-/** `yyyy-MM-dd HH:mm:ss` now, in the host's zone: what the agent (no zone configured) reads. */
-export function nowCreateTime(offsetMs = 0): string {
-  return formatTimestamp(new Date(Date.now() + offsetMs));
-}
+export { nowCreateTime } from '../helpers/instructions.js';
 
 export class FaultStore {
   readonly name: string;
@@ -385,32 +382,16 @@ export class FaultStore {
   // The order service ---------------------------------------------------------------------------
 
   jobId(n: number): string {
-    return `P-${this.name}-${n}`;
+    return storeJobId(this.name, n);
   }
 
   orderNo(n: number): string {
-    return `O-${this.name}-${n}`;
+    return storeOrderNo(this.name, n);
   }
 
-  /**
-   * A valid print instruction (print-protocol §4) for order `n`, for this store and created now;
-   * `order` fields override, and so do `extra` fields (storeId, createTime, printer...).
-   */
+  /** A valid print instruction for order `n` of this store (test/helpers/instructions.ts). */
   instruction(n: number, order: Json = {}, extra: Json = {}): Json {
-    return {
-      storeId: this.storeId,
-      jobId: this.jobId(n),
-      orderNo: this.orderNo(n),
-      createTime: nowCreateTime(),
-      order: {
-        productInfo: [{ productName: `Dish ${this.name} ${n}`, price: 10000, quantity: 1 }],
-        orderType: 1,
-        paymentWay: 2,
-        paymentTransactionId: `M-${this.name}-${n}`,
-        ...order,
-      },
-      ...extra,
-    };
+    return storeInstruction(this, n, order, extra);
   }
 
   /** A command (print-protocol §5) for this store: `storeId` added unless given. */
