@@ -152,6 +152,31 @@ export const MIGRATIONS: readonly Migration[] = [
         WHERE state IN ('printed','unconfirmed','failed');
     `,
   },
+  {
+    version: 6,
+    description: 'outbox ids without AUTOINCREMENT; a published row can be kept as sent',
+    sql: `
+      -- Issue 16: AUTOINCREMENT writes the sqlite_sequence page in every commit that adds an
+      -- event, one of the 15.5 WAL pages of a printed job in each of its three commits. Plain
+      -- rowids are max(id) + 1, as unique and as ordered as long as the row with the highest id
+      -- is never deleted: store/outbox.ts keeps it, marked 'sent' once published, so no id is
+      -- ever handed out twice (a reader's "up to which id" stays true across processes).
+      CREATE TABLE outbox_v6 (
+        id INTEGER PRIMARY KEY,
+        kind TEXT NOT NULL CHECK (kind IN ('job', 'status', 'sent')),
+        payload TEXT NOT NULL,
+        created_at INTEGER NOT NULL
+      );
+      INSERT INTO outbox_v6 (id, kind, payload, created_at)
+        SELECT id, kind, payload, created_at FROM outbox;
+      -- The highest id AUTOINCREMENT handed out, when its row is gone already: kept as sent.
+      INSERT INTO outbox_v6 (id, kind, payload, created_at)
+        SELECT seq, 'sent', '', 0 FROM sqlite_sequence
+        WHERE name = 'outbox' AND seq > (SELECT coalesce(max(id), 0) FROM outbox);
+      DROP TABLE outbox;
+      ALTER TABLE outbox_v6 RENAME TO outbox;
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.at(-1)!.version;

@@ -150,6 +150,39 @@ describe('job store migrations', () => {
     again.close();
   });
 
+  it('keeps outbox ids growing past the highest one AUTOINCREMENT handed out (schema 6)', () => {
+    const dir = tempDir('migrate-outbox');
+    v1Database(dir);
+    // Published and deleted under AUTOINCREMENT: the rows are gone, sqlite_sequence remembers 41.
+    const db = new Database(join(dir, DATABASE_FILE));
+    const insert = db.prepare(
+      "INSERT INTO outbox (kind, payload, created_at) VALUES ('job', '{}', 9000)",
+    );
+    for (let i = 0; i < 40; i++) insert.run();
+    db.prepare('DELETE FROM outbox WHERE id > 1').run();
+    assert.deepEqual(db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'outbox'").get(), {
+      seq: 41,
+    });
+    db.close();
+    const store = JobStore.open({ stateDir: dir });
+    try {
+      // The unpublished row of version 1 is still there, and nothing else is read.
+      assert.deepEqual(
+        store.drainOutbox().map((e) => e.id),
+        [1],
+      );
+      store.enqueueInstruction(instruction(4));
+      assert.deepEqual(
+        store.drainOutbox().map((e) => e.id),
+        [1, 42],
+        'the next event takes 42: a reader that saw 41 before the upgrade misses nothing',
+      );
+      assert.equal(store.integrityCheck(), 'ok');
+    } finally {
+      store.close();
+    }
+  });
+
   it('refuses a database written by a newer agent', () => {
     const dir = tempDir('newer');
     JobStore.open({ stateDir: dir }).close();

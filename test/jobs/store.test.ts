@@ -104,6 +104,7 @@ describe('job store: durability settings', () => {
         db.close();
       }
     };
+    let fourthId = 0;
     let store = JobStore.open({ stateDir: dir });
     try {
       store.enqueueInstruction(instruction(1));
@@ -126,12 +127,17 @@ describe('job store: durability settings', () => {
       assert.equal(store.outboxSize(), 0);
       assert.deepEqual(rows(), [second!.id, third.id]);
       store.sweepOutbox();
-      assert.deepEqual(rows(), []);
+      // The highest row stays, marked sent, so that ids keep growing (schema 6: no AUTOINCREMENT).
+      assert.deepEqual(rows(), [third.id]);
+      assert.equal(store.outboxSize(), 0);
+      assert.deepEqual(store.drainOutbox(10), []);
       assert.equal(store.pragmas().synchronous, 2);
 
       // Acknowledged, then the process dies before any deletion: published again (at-least-once).
       store.enqueueInstruction(instruction(4));
       const fourth = store.drainOutbox(10)[0]!;
+      assert.equal(fourth.id, third.id + 1, 'an id is never handed out twice');
+      fourthId = fourth.id;
       assert.equal((fourth.payload as { orderNo: string }).orderNo, instruction(4).orderNo);
       store.acknowledgeOutbox(fourth.id);
       assert.equal(store.outboxSize(), 0);
@@ -143,7 +149,8 @@ describe('job store: durability settings', () => {
       const again = store.drainOutbox(10);
       assert.deepEqual(
         again.map((e) => e.id),
-        [rows()[0]],
+        [fourthId],
+        'the published row kept as sent is not published again',
       );
       assert.equal(again[0]!.json.includes(instruction(4).orderNo), true);
     } finally {

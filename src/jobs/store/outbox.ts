@@ -7,12 +7,17 @@
  * never lost nor published for a transition that did not commit.
  *
  * Published entries are forgotten at once and removed later (issue 16): the reporter says up to
- * which id the broker acknowledged (`acknowledge`; ids only grow, AUTOINCREMENT), reading and
- * counting skip those rows from then on, and they are deleted inside the next write that adds an
- * entry (a transition's own transaction, which writes the outbox's page anyway), or by `sweep`
- * when none comes. Before, a transaction of its own per acknowledgement cost more than the
- * publish. A crash before the deletion only publishes them again (at-least-once, as before; the
- * eventId lets a reader dedupe).
+ * which id the broker acknowledged (`acknowledge`), reading and counting skip those rows from then
+ * on, and they are deleted inside the next write that adds an entry (a transition's own
+ * transaction, which writes the outbox's page anyway), or by `sweep` when none comes. Before, a
+ * transaction of its own per acknowledgement cost more than the publish. A crash before the
+ * deletion only publishes them again (at-least-once, as before; the eventId lets a reader dedupe).
+ *
+ * Ids only grow, in this process and across processes (the CLI adds events too): a row's id is
+ * the highest id + 1 (schema 6: no AUTOINCREMENT, whose sqlite_sequence page cost a WAL page per
+ * commit), so the row with the highest id is never deleted. `add` deletes only below the row it
+ * has just added; `sweep` keeps the highest row, marked `sent` (published; never read again), and
+ * a new status replaces older ones after it is added.
  */
 import { randomUUID } from 'node:crypto';
 import type { AgentStatus, NewJobEvent } from '../../protocol/print-protocol.js';
@@ -60,19 +65,23 @@ export class Outbox {
    * written with the event, so every redelivery of it carries the same id and no two events
    * share one.
    */
-  add(kind: 'job' | 'status', payload: unknown, now: number): void {
+  add(kind: 'job' | 'status', payload: unknown, now: number): number {
     const body =
       kind === 'job' && typeof payload === 'object' && payload !== null
         ? { eventId: randomUUID(), ...payload }
         : payload;
-    this.db
-      .statement('INSERT INTO outbox (kind, payload, created_at) VALUES (?, ?, ?)')
-      .run(kind, JSON.stringify(body), now);
+    const id = Number(
+      this.db
+        .statement('INSERT INTO outbox (kind, payload, created_at) VALUES (?, ?, ?)')
+        .run(kind, JSON.stringify(body), now).lastInsertRowid,
+    );
     // Published entries go with this commit. Rolled back, they stay until a later deletion (every
     // one covers all lower ids) and are never read again while this process runs.
     if (this.acked > this.deleted) this.deleteUpTo(this.acked);
+    return id;
   }
 
+  /** Inside a write transaction, after an insert: the new row is the highest and stays. */
   private deleteUpTo(id: number): void {
     this.db.statement('DELETE FROM outbox WHERE id <= ?').run(id);
     this.deleted = id;
@@ -86,8 +95,8 @@ export class Outbox {
   /** Status is retained: only the newest unpublished one matters, so it replaces older ones. */
   appendStatus(status: AgentStatus): void {
     this.db.write('storing a status', () => {
-      this.db.statement("DELETE FROM outbox WHERE kind = 'status'").run();
-      this.add('status', status, this.db.now());
+      const id = this.add('status', status, this.db.now());
+      this.db.statement("DELETE FROM outbox WHERE kind = 'status' AND id < ?").run(id);
     });
   }
 
@@ -96,7 +105,7 @@ export class Outbox {
     return this.db.read('reading the outbox', () =>
       (
         this.db
-          .statement('SELECT * FROM outbox WHERE id > ? ORDER BY id LIMIT ?')
+          .statement("SELECT * FROM outbox WHERE id > ? AND kind <> 'sent' ORDER BY id LIMIT ?")
           .all(this.acked, limit) as OutboxRow[]
       ).map(entryFromRow),
     );
@@ -110,17 +119,30 @@ export class Outbox {
     if (id > this.acked) this.acked = id;
   }
 
-  /** Deletes acknowledged entries now, if any wait (a write without fsync of its own). */
+  /**
+   * Deletes acknowledged entries now, if any wait (a write without fsync of its own), but the
+   * highest row, which keeps the ids growing: it stays, marked `sent`, until an entry is added.
+   */
   sweep(): void {
     if (this.acked <= this.deleted) return;
     const upTo = this.acked;
-    this.db.writeUnsynced('removing published outbox entries', () => this.deleteUpTo(upTo));
+    this.db.writeUnsynced('removing published outbox entries', () => {
+      this.db
+        .statement('DELETE FROM outbox WHERE id <= ? AND id < (SELECT max(id) FROM outbox)')
+        .run(upTo);
+      this.db
+        .statement(
+          "UPDATE outbox SET kind = 'sent', payload = '' WHERE id = (SELECT max(id) FROM outbox) AND id <= ?",
+        )
+        .run(upTo);
+      this.deleted = upTo;
+    });
   }
 
   size(): number {
     return this.db.read('reading the outbox', () => {
       const r = this.db
-        .statement('SELECT COUNT(*) AS n FROM outbox WHERE id > ?')
+        .statement("SELECT COUNT(*) AS n FROM outbox WHERE id > ? AND kind <> 'sent'")
         .get(this.acked) as { n: number };
       return r.n;
     });
