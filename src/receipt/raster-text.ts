@@ -125,7 +125,11 @@ export class LineRasterizer {
       shapeRendering: 0,
     }).render();
     const pixels = rendered.pixels;
-    return heights.map((h, i) => threshold(pixels, width, tops[i]!, h));
+    return heights.map((h, i) => {
+      const image = threshold(pixels, width, tops[i]!, h);
+      for (const p of lines[i]!) if (p.bold) embolden(image, p, cell);
+      return image;
+    });
   }
 
   /** One piece as SVG, in its line's viewport: its text over exactly its columns. */
@@ -165,6 +169,28 @@ function threshold(rgba: Uint8Array, width: number, top: number, height: number)
     }
   }
   return { width, height, data };
+}
+
+/**
+ * Bold as the printer makes it (`ESC E`: each dot printed again one dot to its right), over the
+ * piece's columns only: the fallback fonts for CJK, Thai and the rest (Unifont, Noto Sans CJK
+ * Regular) have no bold face, and resvg does not embolden, so without this a bold CJK name or
+ * remark would print at regular weight. White-on-black pieces thicken their white strokes.
+ */
+function embolden(image: BitImage, p: RasterPiece, cell: number): void {
+  const stride = Math.ceil(image.width / 8);
+  const x0 = Math.max(0, Math.round(p.column * cell));
+  const x1 = Math.min(image.width, Math.round((p.column + p.columns) * cell));
+  const on = p.invert ? 0 : 1;
+  for (let y = 0; y < image.height; y++) {
+    const row = y * stride;
+    const dot = (x: number) => (image.data[row + (x >> 3)]! >> (7 - (x & 7))) & 1;
+    // Right to left, so each dot reads its left neighbour as drawn, not as already thickened.
+    for (let x = x1 - 1; x > x0; x--) {
+      if (dot(x - 1) !== on || dot(x) === on) continue;
+      image.data[row + (x >> 3)]! ^= 0x80 >> (x & 7);
+    }
+  }
 }
 
 function escapeXml(text: string): string {

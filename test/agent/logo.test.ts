@@ -2,9 +2,10 @@
  * The store's logo in the running agent (issue 18), end to end as test/agent/agent-e2e.test.ts:
  * a real Mosquitto, the emulator on TCP, the agent in this process, one signed instruction.
  *
- * - A logo that cannot be used does not stop the agent: the receipt prints without an image, the
- *   retained status carries the problem as a warning (LOGO_UNREADABLE naming the path), not as a
- *   fault, and the log has it once, as a warning naming the path.
+ * - A logo that cannot be used (a missing file, a file that is not an image) does not stop the
+ *   agent: the receipt prints without an image, the retained status carries the problem as a
+ *   warning (LOGO_UNREADABLE naming the path and why), not as a fault, and the log has it once,
+ *   as a warning naming the path.
  * - A good logo prints first on the receipt, converted once at start for the printer's width.
  */
 import assert from 'node:assert/strict';
@@ -234,6 +235,48 @@ describe('agent with a logo file that cannot be used', { skip: skipWithoutMosqui
       line.msg,
       `receipt.logo.file: ${missing}: missing (ENOENT); receipts print without the logo`,
     );
+  });
+});
+
+describe('agent with a logo file that is not an image', { skip: skipWithoutMosquitto() }, () => {
+  let r: Running;
+  let corrupt: string;
+  before(async () => {
+    r = await start((dir) => {
+      // A PNG's name, a text's bytes: what a botched copy or upload leaves behind.
+      corrupt = join(dir, 'logo.png');
+      writeFileSync(corrupt, 'this is not an image\n');
+      return { file: corrupt, align: 'center' };
+    });
+  });
+  after(async () => r?.stop());
+
+  it('prints the receipt without an image, and says why as a warning, not a fault', async () => {
+    const ticket = receiptTicket(r);
+    assert.equal(ticket.images.length, 0);
+    assert.match(renderText(ticket), /^ +Logo Store$/m);
+    const expected = {
+      code: 'LOGO_UNREADABLE',
+      message: `receipt.logo.file: ${corrupt}: not a PNG or SVG image`,
+    };
+    await waitFor('the status with its warning', () => {
+      const s = r.status();
+      return s?.online === true && s.warnings !== undefined;
+    });
+    const status = r.status();
+    assert.ok(status?.online);
+    assert.deepEqual(status.warnings, [expected]);
+    assert.equal(status.fault ?? null, null);
+    const own = r.agent.health.status();
+    assert.ok(own.online);
+    assert.deepEqual(own.warnings, [expected]);
+    const run = await runCliInProcess(['status', '--config', r.configPath]);
+    assert.equal(run.status, 0, run.stderr);
+    assert.ok(run.stdout.split('\n').includes(`WARNING LOGO_UNREADABLE: ${expected.message}`));
+    const lines = logged(r).filter((l) => l.code === 'LOGO_UNREADABLE');
+    assert.equal(lines.length, 1, JSON.stringify(lines));
+    assert.equal(lines[0]!.level, 40);
+    assert.equal(lines[0]!.file, corrupt);
   });
 });
 

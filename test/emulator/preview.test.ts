@@ -7,17 +7,21 @@
  * bars); and the CLI writes both formats.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import jsQRModule from 'jsqr';
 import { PNG } from 'pngjs';
 import { bytesToSvg, svgToPng } from '../../src/emulator/index.js';
 import { printInstructionSchema } from '../../src/protocol/print-protocol.js';
+import { loadLogo } from '../../src/receipt/logo.js';
 import { receiptOptions } from '../../src/receipt/options.js';
 import { getProfile } from '../../src/receipt/profile.js';
+import { LineRasterizer } from '../../src/receipt/raster-text.js';
 import { renderReceipt } from '../../src/receipt/render.js';
 import { ROOT, runCliInProcess } from '../helpers/cli.js';
+import { writeLogoPng } from '../helpers/logo.js';
 import { bytes } from './bytes.js';
 
 const ESC = 0x1b;
@@ -202,5 +206,107 @@ describe('receipt previews from the bytes', () => {
     assert.equal(svg.status, 0, svg.stderr);
     assert.match(svg.stdout, /^<svg [^>]*width="416"/);
     assert.match(svg.stdout, /Order no\./);
+  });
+});
+
+/** Every `<g class="image">` of an SVG, in drawing order, with the box of its black dots. */
+function images(svg: string) {
+  return [...svg.matchAll(/<g class="image"><path d="([^"]*)"/g)].map((m) => ({
+    at: m.index,
+    ...pathBox(m[1]!),
+  }));
+}
+
+const rasterizer = LineRasterizer.fromSystem();
+
+describe('previews of the logo and of raster lines (issue 18)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'pa-preview-logo-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  const profile = getProfile('generic-80mm');
+  const instruction = printInstructionSchema.parse({
+    jobId: 'P-PREVIEW-1',
+    orderNo: 'O-PREVIEW-1',
+    createTime: '2026-11-25 12:30:05',
+    order: {
+      productInfo: [
+        { productName: '宫保鸡丁', price: 18_500, quantity: 2 },
+        { productName: 'Adobo rice', price: 9_500, quantity: 1 },
+      ],
+      orderType: 1,
+      paymentWay: 2,
+      paymentTransactionId: 'M-PREVIEW-1',
+    },
+  });
+
+  it('the logo first, at its width in dots and centred: 288 x 144 at the top of the paper', async () => {
+    // A 400 x 200 frame with its diagonal, 36 mm of the 72 mm print width: 288 dots, 144 high.
+    const logo = await loadLogo(
+      { file: writeLogoPng(join(dir, 'logo.png')), widthMm: 36, align: 'center' },
+      [profile],
+    );
+    const rendered = renderReceipt({
+      source: { kind: 'instruction', instruction },
+      profile,
+      options: { ...receiptOptions({ header: ['Preview Grill'] }), logo },
+    });
+    const svg = bytesToSvg(rendered.bytes, { columns: 48 });
+    const [image, ...others] = images(svg);
+    assert.ok(image, 'the logo is drawn');
+    assert.equal(
+      others.length,
+      0,
+      'one image: the logo (no rasterizer here: the CJK name prints as ?)',
+    );
+    // The frame's outer dots are the image's edges: 16-dot margin + (576 - 288) / 2.
+    assert.deepEqual([image.x0, image.x1, image.y0, image.y1], [160, 448, 16, 160]);
+    assert.ok(image.at < svg.indexOf('<text '), 'drawn before any text');
+    const header = texts(svg).find((t) => t.content.includes('Preview Grill'))!;
+    assert.ok(Number(header.y) > image.y1, 'the header under the logo');
+  });
+
+  it("a CJK name drawn as its line: an image over the name's columns, one text line high", {
+    skip: rasterizer
+      ? false
+      : 'needs system fonts (Debian packages fonts-dejavu-core and fonts-unifont)',
+  }, () => {
+    const rendered = renderReceipt({
+      source: { kind: 'instruction', instruction },
+      profile,
+      options: { ...receiptOptions({ header: ['Preview Grill'] }), rasterizer },
+    });
+    const svg = bytesToSvg(rendered.bytes, { columns: 48 });
+    const [line, ...others] = images(svg);
+    assert.ok(line, 'the raster line is drawn');
+    assert.equal(others.length, 0, 'only the CJK line is an image');
+    assert.ok(!texts(svg).some((t) => t.content.includes('?')), 'no `?` anywhere');
+    // Its ink lies over the name's 8 columns (4 CJK characters), from the first cell on.
+    assert.ok(line.x0 >= 16 && line.x0 < 16 + 12, `from the first column: ${line.x0}`);
+    assert.ok(line.x1 <= 16 + 8 * 12 && line.x1 > 16 + 7 * 12, `to the 8th column: ${line.x1}`);
+    // It stands where the name stands: after the rule above the items, before the amount row
+    // "2 x ...", and takes 24 dots where a text line takes 30 (24 + the 6-dot gap).
+    const all = texts(svg);
+    const amountRow = all.findIndex((t) => /^ {2}2 x /.test(t.content));
+    const before = all[amountRow - 1]!;
+    const after = all[amountRow]!;
+    assert.match(before.content, /^-{48}$/, 'the rule above the items');
+    const beforeAt = svg.indexOf(`y="${before.y}"`);
+    const afterAt = svg.indexOf(`y="${after.y}"`);
+    assert.ok(beforeAt < line.at && line.at < afterAt, 'drawn between them');
+    assert.equal(Number(after.y) - Number(before.y), 30 + 24, 'one text line and a 24-dot image');
+    const top = Number(before.y) + 30 - 24 * 0.8;
+    assert.ok(line.y0 >= top && line.y1 <= top + 24, `inside its 24 dots: ${line.y0}..${line.y1}`);
+  });
+
+  it('printer-agent render --format svg draws the CJK lines as images, never `?`', {
+    skip: rasterizer
+      ? false
+      : 'needs system fonts (Debian packages fonts-dejavu-core and fonts-unifont)',
+  }, async () => {
+    const file = join(ROOT, 'test', 'fixtures', 'orders', 'table-cjk.json');
+    const svg = await runCliInProcess(['render', file, '--format', 'svg']);
+    assert.equal(svg.status, 0, svg.stderr);
+    // Four CJK names and the CJK line of the custom content.
+    assert.equal(images(svg.stdout).length, 5);
+    assert.ok(!texts(svg.stdout).some((t) => t.content.includes('?')));
   });
 });

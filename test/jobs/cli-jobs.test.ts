@@ -7,8 +7,10 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { renderJob } from '../../src/jobs/render-job.js';
 import { Spooler } from '../../src/jobs/spooler.js';
 import { JobStore } from '../../src/jobs/store.js';
+import { getProfile } from '../../src/receipt/profile.js';
 import { cliEntry } from '../helpers/child-entry.js';
 import { type CliResult, ROOT, runCliInProcess } from '../helpers/cli.js';
 import { waitFor } from '../helpers/waiting.js';
@@ -167,6 +169,72 @@ describe('printer-agent jobs', () => {
     const unknown = await runCliInProcess(['jobs', 'reprint', 'O-77777', ...dir]);
     assert.equal(unknown.status, 1);
     assert.match(unknown.stderr, /^JOB_NOT_FOUND: no stored receipt for order O-77777/);
+  });
+
+  it('reprints the kitchen ticket with --printer kitchen: a reprint job on kitchen, marked REPRINT', async () => {
+    // O-00005 went to the counter and the kitchen (issue 18 routing), both printed.
+    const stateDir = tempDir('cli-kitchen');
+    const dir = ['--state-dir', stateDir];
+    const seed = JobStore.open({ stateDir });
+    const [receiptJob, kitchenJob] = seed
+      .enqueueOrder({ kind: 'instruction', instruction: instruction(5) }, [
+        { role: 'receipt', layout: 'receipt', items: null },
+        { role: 'kitchen', layout: 'kitchen', items: null },
+      ])
+      .map((r) => r.result.job!);
+    for (const job of [receiptJob!, kitchenJob!]) {
+      seed.markPrinting(job.id, { markings: {}, warnings: [] });
+      seed.markPrinted(job.id);
+    }
+    seed.close();
+    assert.equal(kitchenJob!.printer, 'kitchen');
+
+    const run = await runCliInProcess([
+      'jobs',
+      'reprint',
+      'O-00005',
+      '--printer',
+      'kitchen',
+      ...dir,
+    ]);
+    assert.equal(run.status, 0, run.stderr);
+    const m =
+      /^job (\d+) queued on kitchen: REPRINT #1 of order O-00005 \(original [\d: -]+\)\n$/.exec(
+        run.stdout,
+      );
+    assert.ok(m, run.stdout);
+    const id = Number(m[1]);
+    const shown = await runCliInProcess(['jobs', 'show', String(id), ...dir]);
+    assert.equal(shown.status, 0, shown.stderr);
+    const summary = JSON.parse(shown.stdout) as Record<string, unknown>;
+    assert.deepEqual(
+      [summary.kind, summary.printer, summary.orderNo, summary.state, summary.markings],
+      ['reprint', 'kitchen', 'O-00005', 'queued', ['REPRINT']],
+    );
+
+    const store = JobStore.open({ stateDir });
+    try {
+      const job = store.get(id)!;
+      assert.equal(job.sourceJob, kitchenJob!.id, "the kitchen's ticket, not the receipt");
+      assert.equal(job.markings.reprint?.count, 1);
+      // What it prints: the kitchen ticket again (no amounts), marked REPRINT #1.
+      const rendered = await renderJob(job, {
+        profile: getProfile(PROFILE),
+        options: OPTIONS,
+        late: false,
+        original: (j) => (j.sourceJob === null ? null : store.get(j.sourceJob)),
+      });
+      assert.match(rendered.text, /^ +KITCHEN *$/m);
+      assert.match(rendered.text, /REPRINT #1/);
+      assert.doesNotMatch(rendered.text, /TOTAL|\d+\.\d\d/);
+    } finally {
+      store.close();
+    }
+
+    // Without --printer the reprint is the receipt role's, on the receipt printer.
+    const receipt = await runCliInProcess(['jobs', 'reprint', 'O-00005', ...dir]);
+    assert.equal(receipt.status, 0, receipt.stderr);
+    assert.match(receipt.stdout, /^job \d+ queued on receipt: REPRINT #1 of order O-00005/);
   });
 
   it('purges printed jobs printed before a date', async () => {

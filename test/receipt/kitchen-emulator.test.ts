@@ -3,7 +3,9 @@
  * the emulator (built from the command reference, not from our encoder), print the quantities
  * double width and double height beside the names, no amount, one beep where the profile has a
  * buzzer (none where it has not), and end as the profile says: a cut, or the tear-off feed on a
- * printer without a cutter. Receipts never beep.
+ * printer without a cutter. Receipts never beep. The call-out at the top (order type, pick-up
+ * code, takeout number) decodes double width and double height; with the system fonts, a CJK
+ * item name on generic-80mm prints as a raster image of its line, never as `?`.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -16,17 +18,25 @@ import {
 } from '../../src/emulator/index.js';
 import { formatMoney } from '../../src/protocol/money.js';
 import { buzzerBytes } from '../../src/receipt/encode.js';
+import type { ReceiptOptions } from '../../src/receipt/options.js';
 import { getProfile, type PrinterProfile } from '../../src/receipt/profile.js';
+import { LineRasterizer } from '../../src/receipt/raster-text.js';
 import { type RenderDocument, renderReceipt } from '../../src/receipt/render.js';
+import { paperText } from '../helpers/paper-text.js';
 import { loadFixture, STORE_OPTIONS } from '../helpers/receipts.js';
 
 const KITCHEN: RenderDocument = { layout: 'kitchen', role: 'kitchen' };
 
-function print(fixture: string, profile: PrinterProfile, document: RenderDocument = KITCHEN) {
+function print(
+  fixture: string,
+  profile: PrinterProfile,
+  document: RenderDocument = KITCHEN,
+  options: ReceiptOptions = STORE_OPTIONS,
+) {
   const rendered = renderReceipt({
     source: loadFixture(fixture),
     profile,
-    options: STORE_OPTIONS,
+    options,
     document,
   });
   const printer = new VirtualPrinter({
@@ -133,6 +143,92 @@ describe('kitchen ticket on the emulator', () => {
     );
     assert.equal(renderText(printer.paper.current), rendered.text);
     assert.ok(rendered.text.endsWith('Thank you, come again.\n\n\n\n\n\n'), 'five blank lines');
+  });
+
+  it('the call-out decodes double size: order type, pick-up code, takeout number', () => {
+    /** The runs of the ticket's first lines (above the items) whose text is exactly `text`. */
+    const runOf = (ticket: Ticket, text: string): TextRun => {
+      const runs = ticket.lines.flatMap((l) => l.runs).filter((r) => r.text.trim() === text);
+      assert.equal(runs.length, 1, `one run ${JSON.stringify(text)}`);
+      return runs[0]!;
+    };
+    const size = (r: TextRun) => [r.width, r.height, r.bold];
+    const cases: Array<[fixture: string, big: string[], labels: string[]]> = [
+      ['queue-online-pwd', ['QUEUE ORDER', 'A023'], ['PICK-UP CODE']],
+      ['takeout-online-sc', ['TAKEOUT ORDER', 'T0088'], ['TAKEOUT NO.']],
+      ['table-offline-simple', ['TABLE ORDER'], []],
+    ];
+    for (const [fixture, big, labels] of cases) {
+      const { tickets } = print(fixture, getProfile('generic-80mm'));
+      const ticket = tickets[0]!;
+      for (const text of big)
+        assert.deepEqual(
+          size(runOf(ticket, text)),
+          [2, 2, true],
+          `${fixture}: ${text} double size`,
+        );
+      // The labels are bold at normal size, so the number stands out under them.
+      for (const text of labels)
+        assert.deepEqual(size(runOf(ticket, text)), [1, 1, true], `${fixture}: ${text}`);
+      // The call-out is the ticket's head: above the order number and the items.
+      const lines = ticket.lines.map((l) => l.text);
+      const orderLine = lines.findIndex((l) => l.startsWith('Order no.'));
+      for (const text of big)
+        assert.ok(lines.findIndex((l) => l.trim() === text) < orderLine, `${text} at the top`);
+    }
+  });
+
+  it('generic-80mm with the system fonts: CJK item names print as line images, never `?`', {
+    skip: LineRasterizer.fromSystem()
+      ? false
+      : 'needs system fonts (Debian packages fonts-dejavu-core and fonts-unifont)',
+  }, () => {
+    const profile = getProfile('generic-80mm');
+    const rasterizer = LineRasterizer.fromSystem();
+    const drawn = print('table-cjk', profile, KITCHEN, { ...STORE_OPTIONS, rasterizer });
+    const ticket = drawn.printer.paper.tickets[0]!;
+    assert.deepEqual(
+      drawn.tickets.flatMap((t) => t.warnings),
+      [],
+      'the emulator understood every command',
+    );
+    const text = paperText(ticket);
+    assert.doesNotMatch(text, /\?/, `no replacement character on the ticket:\n${text}`);
+    assert.ok(
+      drawn.rendered.warnings.every((w) => !w.includes("'?'")),
+      drawn.rendered.warnings.join('\n'),
+    );
+    // The four item lines (quantity and name, double height) and the CJK custom content line are
+    // images as wide as the print area; the rest of the ticket stays text.
+    const images = ticket.images.filter((i) => i.source === 'GS v 0');
+    assert.deepEqual(
+      images.map((i) => [i.width, i.height]),
+      [
+        [576, 48],
+        [576, 48],
+        [576, 48],
+        [576, 48],
+        [576, 24],
+      ],
+    );
+    for (const image of images)
+      assert.ok(
+        image.data.some((b) => b !== 0),
+        'ink on each line',
+      );
+    // Each item line's image stands where the item stands: between the rules around the items.
+    const lines = text.split('\n');
+    const itemImages = lines.flatMap((l, i) => (l === '[IMAGE 576x48]' ? [i] : []));
+    assert.equal(itemImages.length, 4);
+    assert.ok(lines[itemImages[0]! - 1]!.startsWith('---'), 'the first item under the rule');
+    assert.equal(itemImages.at(-1)! - itemImages[0]!, 3, 'one item line after the other');
+    assert.match(lines[itemImages.at(-1)! + 1] ?? '', /^-{48}$/, 'the rule under the last item');
+    assert.match(text, /^ +KITCHEN$/m, 'Latin text stays text');
+    assert.match(text, /^Thank you, come again\.$/m);
+    // Without the rasterizer the same ticket prints the names as `?` (the fallback).
+    const plain = print('table-cjk', profile, KITCHEN, { ...STORE_OPTIONS, rasterizer: null });
+    assert.equal(plain.printer.paper.tickets[0]!.images.length, 0);
+    assert.match(renderText(plain.printer.paper.tickets[0]!), /\?\?\?\?/);
   });
 
   it('the payment receipt never beeps, even on a printer with a buzzer', () => {
