@@ -10,13 +10,16 @@
  * - one Mosquitto with persistence;
  * - orders created through the HTTP API across all stores, Poisson arrivals at `--rate` orders per
  *   store and minute (default 1: a busy counter at lunch);
- * - midway, one service instance is killed (SIGKILL) and the broker restarts.
+ * - midway (a timer at half the run, whatever the arrivals), one service instance is killed
+ *   (SIGKILL, confirmed by its exit) and the broker restarts.
  *
  * Then the creates stop and the fleet drains (up to --drain-seconds). Report (stdout and JSON,
- * bench/fleet-report.json unless --out): orders created, printed, printed twice (marked and
- * unmarked), lost, create-to-printed latency p50/p99/max (from the first send of the create to
- * the cut on the store's printer), and CPU seconds and peak RSS of each part. Exit 1 when an order
- * was lost or printed twice unmarked. Needs Mosquitto, PostgreSQL and `npm run build`.
+ * bench/fleet-report.json unless --out): when the faults happened, orders created, printed,
+ * printed twice (marked and unmarked), lost, the same for the orders created after the faults,
+ * create-to-printed latency p50/p99/max (from the first send of the create to the cut on the
+ * store's printer), and CPU seconds and peak RSS of each part. Exit 1 when an order was lost or
+ * printed twice unmarked, a create failed, or a midway fault did not happen (the instance not
+ * killed, the broker not restarted). Needs Mosquitto, PostgreSQL and `npm run build`.
  */
 import { type ChildProcess, fork, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -355,30 +358,66 @@ const totalPerSec = (stores * ratePerStoreMin) / 60;
 const loadMs = minutes * 60_000;
 const loadStart = Date.now();
 const pending = new Set<Promise<void>>();
+/** The midway faults: when each happened (ms after the load started), or why it did not. */
 let killedAt: number | null = null;
 let brokerRestartedAt: number | null = null;
+const faultErrors: string[] = [];
+
+/** Resolves when `child` has exited, or rejects after `ms`. */
+function exited(child: ChildProcess, ms: number): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`still running after ${ms} ms`)), ms);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
+
+/** Kills instance a, then restarts the broker; records when each was done, or why not. */
+async function midwayFaults(): Promise<void> {
+  const victim = instances[0]!;
+  try {
+    if (!victim.child.kill('SIGKILL')) throw new Error('kill(SIGKILL) was not delivered');
+    await exited(victim.child, 10_000);
+    killedAt = Date.now() - loadStart;
+    say('service instance a killed (SIGKILL)');
+  } catch (error) {
+    faultErrors.push(`service instance a not killed: ${(error as Error).message}`);
+    say(faultErrors.at(-1)!);
+  }
+  sample();
+  brokerCpuBefore = parts.find((p) => p.name === 'broker')!.cpuSec;
+  try {
+    await broker.restart();
+    brokerRestartedAt = Date.now() - loadStart;
+    say('broker restarted');
+  } catch (error) {
+    faultErrors.push(`broker not restarted: ${(error as Error).message}`);
+    say(faultErrors.at(-1)!);
+  }
+}
+
+// On a timer, not at an arrival: with few stores the first order after half-time may come late.
+let faults: Promise<void> | null = null;
+const faultTimer = setTimeout(() => {
+  faults = midwayFaults();
+}, loadMs / 2);
 say(`creating orders: ${totalPerSec.toFixed(1)}/s for ${minutes} min`);
 let n = 0;
 while (Date.now() - loadStart < loadMs) {
-  // Poisson arrivals: exponential gaps at the chain's total rate.
-  await new Promise((r) => setTimeout(r, -Math.log(1 - Math.random()) * (1000 / totalPerSec)));
+  // Poisson arrivals: exponential gaps at the chain's total rate, cut at the end of the load.
+  const gap = -Math.log(1 - Math.random()) * (1000 / totalPerSec);
+  const left = loadMs - (Date.now() - loadStart);
+  await new Promise((r) => setTimeout(r, Math.min(gap, left)));
+  if (gap > left) break;
   const p = createOrder(n++).finally(() => pending.delete(p));
   pending.add(p);
-  if (killedAt === null && Date.now() - loadStart >= loadMs / 2) {
-    killedAt = Date.now() - loadStart;
-    instances[0]!.child.kill('SIGKILL');
-    say('service instance a killed (SIGKILL)');
-    sample();
-    brokerCpuBefore = parts.find((p) => p.name === 'broker')!.cpuSec;
-    void broker
-      .restart()
-      .then(() => {
-        brokerRestartedAt = Date.now() - loadStart;
-        say('broker restarted');
-      })
-      .catch((error: Error) => say(`broker restart failed: ${error.message}`));
-  }
 }
+clearTimeout(faultTimer);
+if (faults === null) faultErrors.push('the midway faults never started (the load ended first)');
+await faults;
 await Promise.all(pending);
 say(`${created.length} orders created (${createFailures} failed); draining`);
 
@@ -407,6 +446,20 @@ for (const prints of printed.values()) {
   twiceUnmarked += extra.filter((p) => !p.markings.some((m) => m !== 'LATE')).length;
 }
 const lost = created.filter((c) => !printed.has(c.orderNo)).map((c) => c.orderNo);
+/** Orders whose create was first sent after a fault: what the fleet did once it had happened. */
+function after(atMs: number | null) {
+  if (atMs === null) return null;
+  const these = created.filter((c) => c.sentAt - loadStart >= atMs);
+  const twice = these.filter((c) => (printed.get(c.orderNo)?.length ?? 0) > 1).length;
+  return {
+    created: these.length,
+    printed: these.filter((c) => printed.has(c.orderNo)).length,
+    printedTwice: twice,
+    lost: these.filter((c) => !printed.has(c.orderNo)).length,
+  };
+}
+const afterKill = after(killedAt);
+const afterBrokerRestart = after(brokerRestartedAt);
 const report = {
   at: new Date().toISOString(),
   machine: { cpus: (await import('node:os')).cpus().length, node: process.version },
@@ -415,7 +468,11 @@ const report = {
   ratePerStoreMinute: ratePerStoreMin,
   workers: workerCount,
   agentsStartMs: Math.max(...startMs),
-  events: { serviceInstanceKilledAtMs: killedAt, brokerRestartedAtMs: brokerRestartedAt },
+  events: {
+    serviceInstanceKilledAtMs: killedAt,
+    brokerRestartedAtMs: brokerRestartedAt,
+    faultErrors,
+  },
   orders: {
     created: created.length,
     createFailures,
@@ -426,6 +483,8 @@ const report = {
     printedTwiceUnmarked: twiceUnmarked,
     lost: lost.length,
     lostOrderNos: lost.slice(0, 50),
+    afterServiceInstanceKilled: afterKill,
+    afterBrokerRestarted: afterBrokerRestart,
   },
   createToPrintedMs: { p50: pct(0.5), p99: pct(0.99), max: latencies.at(-1) ?? null },
   parts: [
@@ -447,6 +506,12 @@ say(
   `orders   created ${report.orders.created}, printed ${report.orders.printed}, lost ${report.orders.lost}, create failures ${createFailures}`,
 );
 say(`twice    marked ${twiceMarked}, unmarked ${twiceUnmarked}`);
+const faultLine = (what: string, atMs: number | null, a: ReturnType<typeof after>) =>
+  atMs === null || a === null
+    ? `${what}: did not happen`
+    : `${what} at ${(atMs / 1000).toFixed(1)} s; after it: created ${a.created}, printed ${a.printed}, twice ${a.printedTwice}, lost ${a.lost}`;
+say(`faults   ${faultLine('instance a killed', killedAt, afterKill)}`);
+say(`faults   ${faultLine('broker restarted', brokerRestartedAt, afterBrokerRestart)}`);
 say(
   `latency  create -> printed p50 ${report.createToPrintedMs.p50} ms, p99 ${report.createToPrintedMs.p99} ms, max ${report.createToPrintedMs.max} ms`,
 );
@@ -475,4 +540,10 @@ await Promise.all(
 await broker.stop();
 await db.drop();
 rmSync(dir, { recursive: true, force: true });
-process.exit(lost.length > 0 || twiceUnmarked > 0 || createFailures > 0 ? 1 : 0);
+// The run proves nothing about the faults unless they happened.
+const faultsMissing = killedAt === null || brokerRestartedAt === null;
+if (faultsMissing)
+  process.stderr.write(
+    `fleet: FAILED: the midway faults did not all happen (serviceInstanceKilledAtMs ${killedAt}, brokerRestartedAtMs ${brokerRestartedAt})${faultErrors.length > 0 ? `: ${faultErrors.join('; ')}` : ''}\n`,
+  );
+process.exit(lost.length > 0 || twiceUnmarked > 0 || createFailures > 0 || faultsMissing ? 1 : 0);

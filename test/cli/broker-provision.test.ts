@@ -501,6 +501,59 @@ for (const protocolVersion of [5, 4] as const) {
       assert.ok(!got(service.seen, 'will-to-other'), "A's last will reached B's status");
     });
 
+    it("a store cannot publish on another store's print or command topics, nor read its job or status", async () => {
+      const a = await as(setup.a);
+      const b = await as(setup.b);
+      const service = await as(setup.service);
+      await b.client.subscribeAsync([TB.print, TB.command], { qos: 1 });
+      await service.client.subscribeAsync([TB.job, TB.status], { qos: 1 });
+
+      // Writing: A forges an instruction and a command for B.
+      for (const topic of [TB.print, TB.command]) {
+        const sent = publish(a.client, topic, `forged-by-a-${topic}`);
+        if (protocolVersion === 5) {
+          await assert.rejects(sent, (error: { code?: number }) => error.code === 135, topic);
+        } else {
+          await sent; // acked and dropped (MQTT 3.1.1 cannot refuse a publish)
+        }
+      }
+      await publish(service.client, TB.print, 'sentinel-b-print');
+      await waitFor('the sentinel at store B', () => got(b.seen, 'sentinel-b-print'));
+      assert.deepEqual(
+        b.seen.filter((m) => m.payload.startsWith('forged-by-a')),
+        [],
+        "A's forged instruction or command reached store B",
+      );
+
+      // Reading: B's retained status is there before A subscribes, then B's events arrive.
+      await publish(b.client, TB.status, 'b-status-retained', true);
+      const granted = await a.client.subscribeAsync(
+        [TB.job, TB.status, `${DEFAULT_TOPIC_PREFIX}/+/job`, `${DEFAULT_TOPIC_PREFIX}/+/status`],
+        { qos: 1 },
+      );
+      assert.equal(granted.length, 4);
+      await a.client.subscribeAsync([TA.command], { qos: 1 });
+      await publish(b.client, TB.job, 'b-job-event');
+      await publish(b.client, TB.status, 'b-status-live');
+      // B's messages were published (the service reads them), then A's sentinel follows them.
+      await waitFor(
+        "B's events at the service",
+        () =>
+          got(service.seen, 'b-status-retained') &&
+          got(service.seen, 'b-job-event') &&
+          got(service.seen, 'b-status-live'),
+      );
+      await publish(service.client, TA.command, 'sentinel-a-command');
+      await waitFor('the sentinel at store A', () => got(a.seen, 'sentinel-a-command'));
+      assert.deepEqual(
+        a.seen.filter((m) => m.topic.includes(ID_B)),
+        [],
+        "store A read store B's job or status",
+      );
+      // Nothing retained left under B for the tests after this one.
+      await publish(b.client, TB.status, '', true);
+    });
+
     it("refuses a wrong password, another store's password and anonymous clients", async () => {
       const refused = async (options: IClientOptions) => {
         await assert.rejects(

@@ -21,14 +21,9 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv as AjvDraft07 } from 'ajv';
 import addFormats from 'ajv-formats';
 import fc from 'fast-check';
-import Fastify from 'fastify';
 import type { z } from 'zod';
 import { apiDocuments, formatted } from '../../packaging/api-docs.js';
-import {
-  OPENAPI_PATH,
-  orderServiceOpenApi,
-  registerOpenApiRoute,
-} from '../../src/order-service/openapi-route.js';
+import { OPENAPI_PATH, orderServiceOpenApi } from '../../src/order-service/openapi-route.js';
 import {
   commandSchema,
   createParamsSchema,
@@ -55,6 +50,7 @@ import {
   withExtraKeys,
 } from '../fuzz/arbitraries.js';
 import { ROOT } from '../helpers/cli.js';
+import { makeService } from '../order-service/harness.js';
 import { DocumentValidator, responsePointer } from './contract-validators.js';
 
 const documents = apiDocuments();
@@ -76,8 +72,9 @@ describe('contract documents: committed, served, valid', () => {
   }
 
   it('the service serves the same OpenAPI document at GET /openapi.json', async () => {
-    const app = Fastify();
-    registerOpenApiRoute(app);
+    // The service's own app (buildApp), nothing registered by the test; over a socket, with the
+    // real service from its composition root, in contract-traffic.test.ts.
+    const { app } = makeService();
     try {
       const res = await app.inject({ method: 'GET', url: OPENAPI_PATH });
       assert.equal(res.statusCode, 200);

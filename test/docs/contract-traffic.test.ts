@@ -5,10 +5,12 @@
  *
  * Everything that crosses a wire is validated with ajv against the schema the documents give it,
  * the parsed content of every `param` (and of `data` sent as a string) against its contentSchema:
- * the create and list requests sent and the answers received (success and refusals), the print
- * instruction the service published, the commands sent, every job event the agent published and
- * its retained status, online and then the last will. Refusals are checked both ways: what the
- * service refuses, the document refuses too, so its schemas are not vacuous.
+ * the create and list requests as the service received them (a recording hop in front of it) and
+ * the answers (success and refusals), the agent's own catch-up queries as the service received
+ * them, the OpenAPI document the service serves, the print instruction the service published, the
+ * commands sent, every job event the agent published and its retained status, online and then the
+ * last will. Refusals are checked both ways: what the service refuses, the document refuses too,
+ * so its schemas are not vacuous.
  */
 import assert from 'node:assert/strict';
 import { createPublicKey } from 'node:crypto';
@@ -19,9 +21,10 @@ import { after, before, describe, it } from 'node:test';
 import mqtt, { type MqttClient } from 'mqtt';
 import { apiDocuments } from '../../packaging/api-docs.js';
 import { Agent, type AgentSettings } from '../../src/agent.js';
+import { QueryClient } from '../../src/catchup/query-client.js';
 import { listenTcp, type TcpEndpoint, VirtualPrinter } from '../../src/emulator/index.js';
 import { createLogger } from '../../src/logging.js';
-import { OPENAPI_PATH, registerOpenApiRoute } from '../../src/order-service/openapi-route.js';
+import { OPENAPI_PATH } from '../../src/order-service/openapi-route.js';
 import {
   buildEnvelope,
   createParamsSchema,
@@ -40,6 +43,7 @@ import { TcpProxy } from '../helpers/tcp-proxy.js';
 import { waitFor } from '../helpers/waiting.js';
 import {
   APP_ID,
+  clientKey,
   makeService,
   newOrder,
   postRaw,
@@ -47,6 +51,7 @@ import {
   type RealService,
   STORE_KEY,
   dir as serviceKeyDir,
+  servicePublicKey,
   signed,
   signedByService,
   startRealService,
@@ -59,6 +64,7 @@ import {
   requestPointer,
   responsePointer,
 } from './contract-validators.js';
+import { type Forwarded, type RecordingProxy, recordingProxy } from './recording-proxy.js';
 
 const documents = apiDocuments();
 const CREATE = '/open-api/order/create';
@@ -89,6 +95,10 @@ describe('real traffic is valid against the contract documents', {
   let broker: Mosquitto;
   let proxy: TcpProxy;
   let service: RealService;
+  /** In front of the service: the POS side's requests (the test's) pass here... */
+  let pos: RecordingProxy;
+  /** ...and the agent's catch-up queries here. */
+  let agentLink: RecordingProxy;
   let emulator: VirtualPrinter;
   let endpoint: TcpEndpoint;
   let agent: Agent | null = null;
@@ -111,6 +121,23 @@ describe('real traffic is valid against the contract documents', {
 
   const on = (topic: string) => received.filter((r) => r.topic === topic);
 
+  /** Sends a signed request through the recording hop; the answer and what the service got. */
+  async function send(
+    path: string,
+    param: object,
+  ): Promise<{ answer: RawAnswer; receivedBody: unknown; forwarded: Forwarded }> {
+    const before = pos.requests.length;
+    const answer = await postRaw(`${pos.url}${path}`, signed(param));
+    assert.equal(pos.requests.length, before + 1, 'one request went through');
+    const forwarded = pos.requests.at(-1)!;
+    assert.equal(forwarded.path, path);
+    return { answer, receivedBody: JSON.parse(forwarded.body), forwarded };
+  }
+
+  /** The query param the service received in `forwarded` (a list request). */
+  const queryParam = (forwarded: Forwarded) =>
+    JSON.parse((JSON.parse(forwarded.body) as { param: string }).param) as Record<string, unknown>;
+
   before(async () => {
     broker = await Mosquitto.start();
     proxy = await TcpProxy.start({ targetPort: broker.port });
@@ -124,11 +151,18 @@ describe('real traffic is valid against the contract documents', {
     await observer.subscribeAsync([t.print, t.command, t.job, t.status], { qos: 1 });
 
     service = await startRealService({ brokerUrl: broker.url });
+    pos = await recordingProxy(service.url);
+    agentLink = await recordingProxy(service.url);
     emulator = new VirtualPrinter({ columns: 48 });
     endpoint = await listenTcp(emulator, { port: 0 });
     const agentDir = mkdtempSync(join(tmpdir(), 'pa-contract-'));
     const publicPem = createPublicKey(servicePem).export({ type: 'spki', format: 'pem' });
     writeFileSync(join(agentDir, 'service-public.pem'), publicPem);
+    // The store's private key (the harness's client pair): the agent signs its queries with it.
+    const storePrivateKeyFile = join(agentDir, 'store-private.pem');
+    writeFileSync(storePrivateKeyFile, clientKey.key.export({ type: 'pkcs8', format: 'pem' }), {
+      mode: 0o600,
+    });
     const settings: AgentSettings = {
       appId: APP_ID,
       storeKey: STORE_KEY,
@@ -153,6 +187,17 @@ describe('real traffic is valid against the contract documents', {
       retentionDays: 14,
       // The service writes createTime in UTC; the machine's NTP state must not matter here.
       freshness: { maxAgeMs: 7 * 86_400_000, clock: 'synchronized', timeZone: 'UTC' },
+      // Catch-up through its own recording hop: its first round (no cursor yet) queries at start.
+      catchUp: {
+        baseUrl: agentLink.url,
+        storePrivateKeyFile,
+        intervalMs: 10 * 60_000,
+        minIntervalMs: 10_000,
+        pageSize: 100,
+        maxAgeMs: 60 * 60_000,
+        windowMs: 5 * 60_000,
+        timeZone: 'UTC',
+      },
     };
     agent = await Agent.start(settings, createLogger({ level: 'silent' }));
     await waitFor('the agent online', () => on(t.status).some((r) => r.body.online === true));
@@ -160,6 +205,8 @@ describe('real traffic is valid against the contract documents', {
 
   after(async () => {
     await agent?.stop();
+    await pos?.close();
+    await agentLink?.close();
     await service?.close();
     await endpoint?.close();
     await observer?.endAsync();
@@ -177,11 +224,15 @@ describe('real traffic is valid against the contract documents', {
         { productName: 'Iced tea', price: 3_500, quantity: 1 },
       ],
     });
-    const body = signed(param);
-    assertRequest(CREATE, body, 'the create request');
-    const answer = await service.create(param);
+    const { answer, receivedBody } = await send(CREATE, param);
     assert.equal(answer.status, 200);
     assert.equal(answer.body.code, 10000, answer.body.message);
+    // The body the service received and created this order from.
+    assertRequest(CREATE, receivedBody, 'the create request as the service received it');
+    assert.equal(
+      JSON.parse((receivedBody as { param: string }).param).paymentTransactionId,
+      param.paymentTransactionId,
+    );
     assertAnswer(CREATE, answer, 'the create answer');
     orderNo = answer.body.data.orderNo;
 
@@ -218,16 +269,12 @@ describe('real traffic is valid against the contract documents', {
       ['a quantity of 0', newOrder({ productInfo: [{ productName: 'x', price: 1, quantity: 0 }] })],
     ];
     for (const [what, param] of refusedParams) {
-      const answer = await service.create(param);
+      const { answer, receivedBody } = await send(CREATE, param);
       assert.equal(answer.status, 200);
       assert.equal(answer.body.code, 40003, `${what}: ${answer.body.message}`);
       assertAnswer(CREATE, answer, `the answer to ${what}`);
       assert.equal(createParamsSchema.safeParse(param).success, false);
-      openapi.assertInvalid(
-        requestPointer(CREATE, 'post'),
-        signed(param),
-        `a request with ${what}`,
-      );
+      openapi.assertInvalid(requestPointer(CREATE, 'post'), receivedBody, `a request with ${what}`);
       openapi.assertInvalid('#/components/schemas/CreateParams', param, what);
     }
     // An envelope without sign: refused by the service before anything else, and by the document.
@@ -269,9 +316,9 @@ describe('real traffic is valid against the contract documents', {
       endTime: formatTimestamp(new Date(now + 3_600_000), 'UTC'),
       pageSize: 100,
     };
-    assertRequest(LIST, signed(param), 'the list request');
-    const answer = await service.list(param);
+    const { answer, receivedBody } = await send(LIST, param);
     assert.equal(answer.body.code, 10000, answer.body.message);
+    assertRequest(LIST, receivedBody, 'the list request as the service received it');
     assertAnswer(LIST, answer, 'the list answer');
     const list = answer.body.data.list as Array<{ orderInnerNo: string }>;
     assert.ok(
@@ -280,17 +327,18 @@ describe('real traffic is valid against the contract documents', {
     );
 
     // Incremental after the order: an empty page is valid too.
-    const after = await service.list({ orderInnerNo: orderNo });
-    assert.equal(after.body.code, 10000, after.body.message);
-    assertAnswer(LIST, after, 'the incremental list answer');
+    const after = await send(LIST, { orderInnerNo: orderNo });
+    assert.equal(after.answer.body.code, 10000, after.answer.body.message);
+    assertRequest(LIST, after.receivedBody, 'the incremental list request as received');
+    assertAnswer(LIST, after.answer, 'the incremental list answer');
 
     // Two query modes at once: refused by the service (40004) and by the document.
     const mixed = { orderInnerNo: orderNo, receiptNo: 'R-1' };
-    const refused = await service.list(mixed);
-    assert.equal(refused.body.code, 40004, refused.body.message);
-    assertAnswer(LIST, refused, 'the answer to two query modes');
+    const refused = await send(LIST, mixed);
+    assert.equal(refused.answer.body.code, 40004, refused.answer.body.message);
+    assertAnswer(LIST, refused.answer, 'the answer to two query modes');
     assert.equal(queryParamsSchema.safeParse(mixed).success, false);
-    openapi.assertInvalid(requestPointer(LIST, 'post'), signed(mixed), 'two query modes');
+    openapi.assertInvalid(requestPointer(LIST, 'post'), refused.receivedBody, 'two query modes');
   });
 
   it('data sent as a JSON string (dataAsString): the string content is checked too', async () => {
@@ -325,25 +373,51 @@ describe('real traffic is valid against the contract documents', {
   });
 
   it('GET /openapi.json on the service: the committed document, signed like every answer', async () => {
-    const { app } = makeService();
-    try {
-      // Until app.ts registers the route itself, the test does (the same function).
-      if (!app.hasRoute({ method: 'GET', url: OPENAPI_PATH })) registerOpenApiRoute(app);
-      await app.listen({ port: 0, host: '127.0.0.1' });
-      const { port } = app.server.address() as { port: number };
-      const res = await fetch(`http://127.0.0.1:${port}${OPENAPI_PATH}`);
-      assert.equal(res.status, 200);
-      assert.match(String(res.headers.get('content-type')), /^application\/json/);
-      const bytes = new Uint8Array(await res.arrayBuffer());
-      const signature = res.headers.get(RESPONSE_SIGNATURE_HEADER);
-      assert.ok(signedByService({ bytes, signature }), 'signed by the service key');
-      assert.deepEqual(
-        JSON.parse(Buffer.from(bytes).toString('utf8')),
-        JSON.parse(readFileSync(join(ROOT, 'docs/api/openapi.json'), 'utf8')),
-      );
-    } finally {
-      await app.close();
-    }
+    // The service as it runs (its composition root), nothing registered by the test.
+    const res = await fetch(`${service.url}${OPENAPI_PATH}`);
+    assert.equal(res.status, 200);
+    assert.match(String(res.headers.get('content-type')), /^application\/json/);
+    const bytes = new Uint8Array(await res.arrayBuffer());
+    const signature = res.headers.get(RESPONSE_SIGNATURE_HEADER);
+    assert.ok(signedByService({ bytes, signature }), 'signed by the service key');
+    assert.deepEqual(
+      JSON.parse(Buffer.from(bytes).toString('utf8')),
+      JSON.parse(readFileSync(join(ROOT, 'docs/api/openapi.json'), 'utf8')),
+    );
+  });
+
+  it("the agent's catch-up queries, as the service received them", async () => {
+    // The agent's own first round (time range), sent by its query client at start.
+    await waitFor("the agent's catch-up query at the service", () =>
+      agentLink.requests.some((r) => r.path === LIST),
+    );
+    const first = agentLink.requests.find((r) => r.path === LIST)!;
+    assert.equal(first.status, 200);
+    assert.equal(JSON.parse(first.answer).code, 10000, first.answer);
+    assertRequest(LIST, JSON.parse(first.body), "the agent's first catch-up query");
+    assert.deepEqual(Object.keys(queryParam(first)).sort(), [
+      'endTime',
+      'pageNum',
+      'pageSize',
+      'startTime',
+    ]);
+
+    // The other mode the agent queries in, after its cursor: the same client class, same hop.
+    assert.ok(orderNo, 'the create test ran first');
+    const client = new QueryClient({
+      baseUrl: agentLink.url,
+      appId: APP_ID,
+      storeKey: STORE_KEY,
+      key: clientKey,
+      serviceKey: servicePublicKey,
+    });
+    const before = agentLink.requests.length;
+    const page = await client.query({ orderInnerNo: orderNo, pageNum: 1, pageSize: 100 });
+    assert.equal(page.authenticated, 'signature');
+    const cursor = agentLink.requests.slice(before).find((r) => r.path === LIST)!;
+    assert.ok(cursor, 'the cursor query went through the hop');
+    assertRequest(LIST, JSON.parse(cursor.body), 'a catch-up query after the cursor');
+    assert.deepEqual(queryParam(cursor), { orderInnerNo: orderNo, pageNum: 1, pageSize: 100 });
   });
 
   it('commands and a refused instruction: the messages sent and the events answering them', async () => {

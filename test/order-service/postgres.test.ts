@@ -37,7 +37,12 @@ type Svc = ReturnType<typeof makeService>;
 /** Two instances of the service on one database; `slowA` puts a delaying proxy before A's. */
 async function twoInstances(
   db: TestDatabase,
-  options: { slowA?: boolean; callbackUrl?: string; publishTimeoutMs?: number } = {},
+  options: {
+    slowA?: boolean;
+    callbackUrl?: string;
+    publishTimeoutMs?: number;
+    callbackTimeoutMs?: number;
+  } = {},
 ) {
   let proxy: TcpProxy | undefined;
   let urlA = db.url;
@@ -51,7 +56,12 @@ async function twoInstances(
     PostgresOrderStore.open(urlA, { applicationName: `${db.name}-a` }),
     PostgresOrderStore.open(db.url, { applicationName: `${db.name}-b` }),
   ]);
-  const callbacks = { attempts: 4, firstRetryMs: 10, timeoutMs: 5000, pollMs: 5 };
+  const callbacks = {
+    attempts: 4,
+    firstRetryMs: 10,
+    timeoutMs: options.callbackTimeoutMs ?? 5000,
+    pollMs: 5,
+  };
   const make = (store: OrderStore) =>
     makeService({
       store,
@@ -320,6 +330,82 @@ describe('order service on PostgreSQL', { skip: skipWithoutPostgres() }, () => {
         });
         assert.deepEqual([...received].sort(), [...orders].sort(), 'each delivered exactly once');
       } finally {
+        await svc.close();
+        await new Promise((r) => endpoint.close(r));
+      }
+    }),
+  );
+
+  it(
+    'a dying instance leaves the callback it was sending to the other, which delivers it',
+    withDatabase(async (db) => {
+      // The brand endpoint: requests wait unanswered while `hold` is set (a stalled send).
+      const arrived: { orderInnerNo: string; answered: boolean }[] = [];
+      const held: (() => void)[] = [];
+      let hold = true;
+      const endpoint: Server = createServer((req, res) => {
+        let body = '';
+        req.on('data', (c) => {
+          body += c;
+        });
+        req.on('end', () => {
+          const call = {
+            orderInnerNo: JSON.parse(JSON.parse(body).param).order.orderInnerNo as string,
+            answered: false,
+          };
+          arrived.push(call);
+          const answer = () => {
+            call.answered = true;
+            res.end('{}');
+          };
+          if (hold) held.push(answer);
+          else answer();
+        });
+      });
+      await new Promise<void>((r) => endpoint.listen(0, '127.0.0.1', r));
+      const url = `http://127.0.0.1:${(endpoint.address() as AddressInfo).port}/cb`;
+      const svc = await twoInstances(db, { callbackUrl: url, callbackTimeoutMs: 60_000 });
+      try {
+        // B sends only when the test asks it to (its timer stopped): A is the one that claims.
+        await svc.b.app.callbacks!.close();
+        const orderNo = await create(svc.a, newOrder());
+        await waitFor('A sending the callback', () => arrived.length === 1);
+        assert.equal(arrived[0]!.orderInnerNo, orderNo);
+        hold = false; // from now on the endpoint answers at once; A's send stays stalled
+
+        // Held: B finds nothing to claim while A's transaction holds it.
+        await svc.b.app.callbacks!.deliverDue();
+        assert.equal(arrived.length, 1, 'B sends nothing A holds');
+        assert.equal((await svc.b.store.callbacksFor(orderNo))[0]?.state, 'pending');
+
+        // A's host goes: the server closes its connections and rolls its claim back.
+        const killed = await db.query(
+          'SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE application_name = $1',
+          [`${db.name}-a`],
+        );
+        assert.ok(killed.length > 0);
+        await waitFor('B delivered what A held', async () => {
+          await svc.b.app.callbacks!.deliverDue();
+          return (await svc.b.store.callbacksFor(orderNo))[0]?.state === 'delivered';
+        });
+        assert.deepEqual(
+          arrived.map((c) => [c.orderInnerNo, c.answered]),
+          [
+            [orderNo, false],
+            [orderNo, true],
+          ],
+          "A's stalled send, then B's delivery",
+        );
+
+        // A's stalled send ends: its outcome cannot be written (its connection is gone), and the
+        // callback stays delivered once, by B.
+        for (const answer of held) answer();
+        await svc.a.app.callbacks!.deliverDue();
+        const [entry] = await svc.b.store.callbacksFor(orderNo);
+        assert.equal(entry?.state, 'delivered');
+        assert.equal(entry?.attempts, 1);
+      } finally {
+        for (const answer of held) answer();
         await svc.close();
         await new Promise((r) => endpoint.close(r));
       }
