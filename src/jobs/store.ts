@@ -157,6 +157,9 @@ export class JobStore extends EventEmitter<StoreEvents> {
   private readonly outbox: Outbox;
   private readonly meta: Meta;
   private readonly pruning: Pruning;
+  /** See `toJob`. */
+  private lastParsed: (Pick<Job, 'payload' | 'payloadProblem'> & { payloadText: string }) | null =
+    null;
 
   private constructor(db: JobDatabase) {
     super();
@@ -582,38 +585,63 @@ export class JobStore extends EventEmitter<StoreEvents> {
     id: number,
     render: { markings: ReceiptMarkings; warnings: string[]; notices?: readonly JobReason[] },
   ): Job {
-    return this.transition(id, ['queued', 'waiting'], 'printing', (job, now) => {
-      if (job.held) {
-        throw new AgentError(
-          'JOB_STATE_CONFLICT',
-          `job ${id} is held for a person: \`jobs retry ${id}\` releases it`,
-        );
-      }
-      return {
-        changes: {
-          attempts: job.attempts + 1,
-          printing_at: now,
-          next_attempt_at: null,
-          markings: JSON.stringify(render.markings),
-          warnings: JSON.stringify(render.warnings),
-          notices: JSON.stringify(render.notices ?? []),
-        },
-        event: { state: 'printing', reason: null, withNotices: true },
-      };
-    });
+    const markings = JSON.stringify(render.markings);
+    const warnings = JSON.stringify(render.warnings);
+    const notices = JSON.stringify(render.notices ?? []);
+    return (
+      this.guardedTransition(
+        id,
+        'printing',
+        `attempts = attempts + 1, printing_at = @now, next_attempt_at = NULL,
+         markings = @markings, warnings = @warnings, notices = @notices`,
+        "state IN ('queued', 'waiting') AND held = 0",
+        { markings, warnings, notices },
+        { state: 'printing', reason: null, withNotices: true },
+      ) ??
+      // The guard did not hold: the checked path names the conflict (held, wrong state, gone).
+      this.transition(id, ['queued', 'waiting'], 'printing', (job, now) => {
+        if (job.held) {
+          throw new AgentError(
+            'JOB_STATE_CONFLICT',
+            `job ${id} is held for a person: \`jobs retry ${id}\` releases it`,
+          );
+        }
+        return {
+          changes: {
+            attempts: job.attempts + 1,
+            printing_at: now,
+            next_attempt_at: null,
+            markings,
+            warnings,
+            notices,
+          },
+          event: { state: 'printing', reason: null, withNotices: true },
+        };
+      })
+    );
   }
 
   /** printing -> printed: the printer confirmed the job (guarantee 4). */
   markPrinted(id: number): Job {
-    return this.transition(id, ['printing'], 'printed', (_job, now) => ({
-      changes: {
-        printed_at: now,
-        finished_at: now,
-        last_error_code: null,
-        last_error_message: null,
-      },
-      event: { state: 'printed', reason: null, withNotices: true },
-    }));
+    return (
+      this.guardedTransition(
+        id,
+        'printed',
+        `printed_at = @now, finished_at = @now, last_error_code = NULL, last_error_message = NULL`,
+        "state = 'printing'",
+        {},
+        { state: 'printed', reason: null, withNotices: true },
+      ) ??
+      this.transition(id, ['printing'], 'printed', (_job, now) => ({
+        changes: {
+          printed_at: now,
+          finished_at: now,
+          last_error_code: null,
+          last_error_message: null,
+        },
+        event: { state: 'printed', reason: null, withNotices: true },
+      }))
+    );
   }
 
   /** printing -> unconfirmed: sent, never confirmed; not re-sent automatically. */
@@ -745,7 +773,7 @@ export class JobStore extends EventEmitter<StoreEvents> {
     const job = this.db.write(`moving job ${id} to ${to}`, () => {
       const now = this.db.now();
       const row = this.mustGetRow(id);
-      const current = jobFromRow(row);
+      const current = this.toJob(row);
       if (!from.includes(current.state)) {
         throw new AgentError(
           'JOB_STATE_CONFLICT',
@@ -758,6 +786,38 @@ export class JobStore extends EventEmitter<StoreEvents> {
       return this.applyTransition(row, current, to, now, p);
     });
     if (wrote) this.emit('outbox');
+    return job;
+  }
+
+  /**
+   * The spooler's two transitions per printed job in one statement each (issue 16): `UPDATE …
+   * WHERE id = ? AND <guard> RETURNING *` instead of a SELECT, a check in JavaScript and an UPDATE.
+   * `set` may use `@now` and the names of `values`. Null when the guard does not hold (another
+   * state, a held job, no such job): nothing changed, and the caller's checked `transition` names
+   * the problem.
+   */
+  private guardedTransition(
+    id: number,
+    to: StoredJobState,
+    set: string,
+    guard: string,
+    values: Record<string, string>,
+    event: PlannedEvent,
+  ): Job | null {
+    const job = this.db.write(`moving job ${id} to ${to}`, () => {
+      const now = this.db.now();
+      const row = this.db
+        .statement(
+          `UPDATE jobs SET state = '${to}', updated_at = @now, ${set}
+           WHERE id = @id AND ${guard} RETURNING *`,
+        )
+        .get({ ...values, now, id }) as JobRow | undefined;
+      if (!row) return null;
+      const updated = this.toJob(row);
+      this.addEvent(updated, event, now);
+      return updated;
+    });
+    if (job) this.emit('outbox');
     return job;
   }
 
@@ -777,15 +837,31 @@ export class JobStore extends EventEmitter<StoreEvents> {
     // values. A transition never changes the payload, so its parsed form is reused (issue 16: a
     // SELECT * and a JSON.parse of the payload per transition; a test compares with a re-read).
     const updated = jobFromRow({ ...row, ...plan.changes, state: to, updated_at: now }, current);
-    if (plan.event) {
-      const warnings = plan.event.withNotices ? updated.notices : [];
-      this.outbox.add(
-        'job',
-        jobEvent(updated, plan.event.state, now, plan.event.reason, warnings),
-        now,
-      );
-    }
+    if (plan.event) this.addEvent(updated, plan.event, now);
     return updated;
+  }
+
+  /** Inside the transition's write transaction: its job event, committed with it. */
+  private addEvent(updated: Job, event: PlannedEvent, now: number): void {
+    const warnings = event.withNotices ? updated.notices : [];
+    this.outbox.add('job', jobEvent(updated, event.state, now, event.reason, warnings), now);
+  }
+
+  /**
+   * The job a row holds, its payload parsed once for the last payload text seen: the spooler reads
+   * a job at the head of its queue and then moves it twice, each time with the same payload (issue
+   * 16: one JSON.parse per job instead of three). Parsing is a function of the text alone.
+   */
+  private toJob(row: JobRow): Job {
+    const last = this.lastParsed;
+    if (last !== null && last.payloadText === row.payload) return jobFromRow(row, last);
+    const job = jobFromRow(row);
+    this.lastParsed = {
+      payloadText: row.payload,
+      payload: job.payload,
+      payloadProblem: job.payloadProblem,
+    };
+    return job;
   }
 
   // Reading ------------------------------------------------------------------------------------
@@ -874,7 +950,7 @@ export class JobStore extends EventEmitter<StoreEvents> {
              AND held = 0 ORDER BY id LIMIT 1`,
         )
         .get(printer) as JobRow | undefined;
-      return row ? jobFromRow(row) : null;
+      return row ? this.toJob(row) : null;
     });
   }
 
@@ -1070,7 +1146,7 @@ export class JobStore extends EventEmitter<StoreEvents> {
   // Plumbing -------------------------------------------------------------------------------------
 
   private mustGet(id: number): Job {
-    return jobFromRow(this.mustGetRow(id));
+    return this.toJob(this.mustGetRow(id));
   }
 
   private mustGetRow(id: number): JobRow {

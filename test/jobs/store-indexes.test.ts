@@ -66,11 +66,13 @@ describe('job store indexes (issue 16)', () => {
       const onJobs = sql.filter((s) => /\bFROM jobs\b|^\s*UPDATE jobs\b/.test(s));
       assert.ok(onJobs.length >= 12, `${onJobs.length} statements on jobs ran`);
       for (const text of onJobs) {
-        const params = (text.match(/\?/g) ?? []).length;
+        // Positional (`?`) or named (`@name`) parameters, all bound to null.
+        const named = [...text.matchAll(/@(\w+)/g)].map((m) => m[1] as string);
+        const args = named.length
+          ? [Object.fromEntries(named.map((name) => [name, null]))]
+          : Array((text.match(/\?/g) ?? []).length).fill(null);
         const plan = (
-          raw.prepare(`EXPLAIN QUERY PLAN ${text}`).all(...Array(params).fill(null)) as Array<{
-            detail: string;
-          }>
+          raw.prepare(`EXPLAIN QUERY PLAN ${text}`).all(...args) as Array<{ detail: string }>
         ).map((row) => row.detail);
         const oneLine = text.replace(/\s+/g, ' ').trim();
         const fullScan = plan.some((step) => /^SCAN jobs$/.test(step));
