@@ -13,6 +13,8 @@
  *    ready, unreachable, link lost: retried with capped exponential backoff and jitter, and at
  *    once when the printer's monitor reports it ready again; never given up). A failure after
  *    bytes went out keeps the job at the head and marks every later copy POSSIBLE DUPLICATE.
+ *    A confirmed job's `printed` goes in the next job's `printing` commit when the queue holds
+ *    one (one fsync per job in a backlog instead of two), else on its own at once (decision 206).
  *
  * At start, jobs left in `printing` by a crash are recovered by the configured policy: printed
  * again marked POSSIBLE DUPLICATE, or held for a person.
@@ -124,6 +126,12 @@ class Lane {
   failures = 0;
   /** The monitor said "ready": try the head job now, whatever its next attempt time. */
   readyNow = false;
+  /**
+   * A job the printer confirmed whose `printed` is not committed yet: it goes with the next job's
+   * `printing` (one commit for both), or on its own as soon as this lane has nothing to print at
+   * once (decision 206).
+   */
+  confirmed: Job | null = null;
   done: Promise<void> = Promise.resolve();
   private wakeUp: (() => void) | null = null;
   private woken = false;
@@ -313,6 +321,7 @@ export class Spooler extends EventEmitter<SpoolerEvents> {
         await lane.sleep(this.pollIntervalMs);
       }
     }
+    await this.recordConfirmed(lane);
   }
 
   /** One turn of a printer's loop: the head job, if any and due, printed. */
@@ -327,19 +336,28 @@ export class Spooler extends EventEmitter<SpoolerEvents> {
       return;
     }
     if (!job) {
+      await this.recordConfirmed(lane);
       await lane.sleep(this.pollIntervalMs);
       return;
     }
     if (job.state === 'waiting' && job.nextAttemptAt !== null && !lane.readyNow) {
       const wait = job.nextAttemptAt - this.now();
       if (wait > 0) {
+        await this.recordConfirmed(lane);
         // Capped by the poll interval: a `jobs retry` from the CLI is seen within it.
         await lane.sleep(Math.min(wait, this.pollIntervalMs));
         return;
       }
     }
     lane.readyNow = false;
-    await this.runJob(lane, job);
+    const previous = lane.confirmed;
+    try {
+      await this.runJob(lane, job);
+    } finally {
+      // Every way out of this job but a `printing` commit that took the previous one along
+      // records the previous one now.
+      if (previous !== null && lane.confirmed === previous) await this.recordConfirmed(lane);
+    }
   }
 
   private async runJob(lane: Lane, job: Job): Promise<void> {
@@ -363,6 +381,8 @@ export class Spooler extends EventEmitter<SpoolerEvents> {
     try {
       rendered = await this.render(lane, job);
     } catch (error) {
+      // The previous job's `printed` first: events in the order things happened.
+      await this.recordConfirmed(lane);
       if (isStoreError(error)) {
         // Reading the reprint's original failed: the job is fine, the database is not.
         this.fault(error, lane, job.jobId, 'read');
@@ -373,13 +393,18 @@ export class Spooler extends EventEmitter<SpoolerEvents> {
       return;
     }
 
-    const printing = await this.commit(lane, job, () =>
-      this.store.markPrinting(job.id, {
-        markings: rendered.markings,
-        warnings: rendered.warnings,
-        notices: rendered.notices,
-      }),
-    );
+    const render = {
+      markings: rendered.markings,
+      warnings: rendered.warnings,
+      notices: rendered.notices,
+    };
+    const confirmed = lane.confirmed;
+    const printing = await this.commit(lane, job, () => {
+      if (!confirmed) return this.store.markPrinting(job.id, render);
+      const both = this.store.markPrintedThenPrinting(confirmed.id, job.id, render);
+      lane.confirmed = null;
+      return [both.printed, both.printing];
+    });
     if (!printing) return;
     if (rendered.notices.length > 0) this.emit('notices', printing, rendered.notices);
     faultPoint('after-mark-printing');
@@ -399,7 +424,8 @@ export class Spooler extends EventEmitter<SpoolerEvents> {
     faultPoint('after-print-before-commit');
     lane.failures = 0;
     if (outcome.outcome === 'printed') {
-      await this.commit(lane, job, () => this.store.markPrinted(job.id));
+      // Recorded with the next job's `printing`, or on its own when there is none (decision 206).
+      lane.confirmed = job;
     } else if (outcome.cause === 'link-dropped' && this.linkDropped === 'reprint-marked') {
       // The link went before the confirmation: bytes still in flight were lost with it, so the
       // receipt may be cut short. Printed again, marked, once the printer is back (fault matrix
@@ -454,11 +480,15 @@ export class Spooler extends EventEmitter<SpoolerEvents> {
    * recorded. A state conflict (a person changed the job meanwhile) is reported and skipped.
    * When stopping, gives up after a few tries: the restart's recovery covers an unrecorded job.
    */
-  private async commit(lane: Lane, job: Job, write: () => Job): Promise<Job | null> {
+  private async commit(
+    lane: Lane,
+    job: Job,
+    write: () => Job | readonly Job[],
+  ): Promise<Job | null> {
     for (let attempt = 1; ; attempt++) {
-      let updated: Job;
+      let written: Job | readonly Job[];
       try {
-        updated = write();
+        written = write();
       } catch (error) {
         this.fault(error, lane, job.jobId, 'write');
         if (!isStoreError(error)) return null;
@@ -467,9 +497,20 @@ export class Spooler extends EventEmitter<SpoolerEvents> {
         continue;
       }
       this.healthy('write');
-      this.emit('transition', updated);
-      return updated;
+      const jobs = Array.isArray(written) ? written : [written as Job];
+      for (const updated of jobs) this.emit('transition', updated);
+      return jobs[jobs.length - 1] ?? null;
     }
+  }
+
+  /** The lane's confirmed job, if one waits, recorded `printed` on its own commit. */
+  private async recordConfirmed(lane: Lane): Promise<void> {
+    const job = lane.confirmed;
+    if (!job) return;
+    await this.commit(lane, job, () => this.store.markPrinted(job.id));
+    // Recorded, or given up (a conflict, or stopping with the store refusing): the restart's
+    // recovery covers a job left in `printing`.
+    lane.confirmed = null;
   }
 
   /**

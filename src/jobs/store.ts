@@ -644,6 +644,26 @@ export class JobStore extends EventEmitter<StoreEvents> {
     );
   }
 
+  /**
+   * The group commit of a printer's queue (issue 16; decision 206): the `printed` of the job the
+   * printer just confirmed and the `printing` of the next one, in one commit instead of two. Both
+   * or neither: when the second cannot be made (a conflict), nothing is written and the caller
+   * records the first on its own.
+   */
+  markPrintedThenPrinting(
+    printedId: number,
+    nextId: number,
+    render: Parameters<JobStore['markPrinting']>[1],
+  ): { printed: Job; printing: Job } {
+    return this.db.write(
+      `moving job ${printedId} to printed and job ${nextId} to printing`,
+      () => ({
+        printed: this.markPrinted(printedId),
+        printing: this.markPrinting(nextId, render),
+      }),
+    );
+  }
+
   /** printing -> unconfirmed: sent, never confirmed; not re-sent automatically. */
   markUnconfirmed(id: number, reason: JobReason): Job {
     return this.transition(id, ['printing'], 'unconfirmed', (_job, now) => ({

@@ -5,7 +5,9 @@
  * conditions with deadlines, never for a fixed time.
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { after, describe, it } from 'node:test';
+import type { Database as SqliteDatabase } from 'better-sqlite3';
 import { AgentError } from '../../src/errors.js';
 import type { Job } from '../../src/jobs/job.js';
 import { type JobPrinter, Spooler, type SpoolerOptions } from '../../src/jobs/spooler.js';
@@ -270,6 +272,68 @@ describe('spooler against the emulator', () => {
       ['O-00001', 'O-00002'],
     );
     assert.equal(store.getByJobId('P-00001')!.state, 'unconfirmed');
+  });
+
+  it("records a confirmed job with the next job's printing, in one commit (decision 206)", async () => {
+    const store = openStore('group-commit');
+    cleanup.push(() => store.close());
+    const raw = (store as unknown as { db: { db: SqliteDatabase } }).db.db;
+    const jobs = 6;
+    for (let i = 1; i <= jobs; i++) store.enqueueInstruction(instruction(i));
+    // Every commit from here on stays in the WAL, counted by its commit frames.
+    raw.pragma('wal_autocheckpoint = 0');
+    raw.pragma('wal_checkpoint(TRUNCATE)');
+    const rig = await printerRig();
+    const s = spooler(store, [{ id: 'receipt', printer: rig.printer, profile: PROFILE }]);
+    s.start();
+    await waitFor(`${jobs} printed`, () => store.countByState().printed === jobs);
+    await s.stop();
+    // A WAL frame header is 24 bytes after the 32-byte file header; bytes 4-7 hold the database
+    // size after the commit on a commit's last frame, 0 on the others.
+    const pageSize = Number(raw.pragma('page_size', { simple: true }));
+    const wal = readFileSync(`${store.path}-wal`);
+    let commits = 0;
+    for (let at = 32; at + 24 <= wal.length; at += 24 + pageSize) {
+      if (wal.readUInt32BE(at + 4) !== 0) commits++;
+    }
+    // The first job's printing alone, each next printing with the previous printed, the last
+    // printed alone: jobs + 1 commits, where one commit per transition would be 2 * jobs.
+    assert.equal(commits, jobs + 1);
+    assert.deepEqual(
+      printedReceipts(rig.emulator).map((r) => r.orderNo),
+      orders(1, jobs),
+    );
+    // Each job's events in order, the printed of one before the printing of the next.
+    assert.deepEqual(
+      jobEvents(store)
+        .filter((e) => e.state !== 'queued')
+        .map((e) => `${e.jobId} ${e.state}`),
+      Array.from({ length: jobs }, (_, i) => [
+        `P-${pad(i + 1)} printing`,
+        `P-${pad(i + 1)} printed`,
+      ]).flat(),
+    );
+  });
+
+  it('records a confirmed job before the next one fails to render', async () => {
+    const store = openStore('group-commit-failed');
+    cleanup.push(() => store.close());
+    const rig = await printerRig();
+    store.enqueueInstruction(instruction(1));
+    const bad = instruction(2);
+    store.enqueueInstruction(bad, { raw: JSON.stringify({ ...bad, copies: 9 }) });
+    const s = spooler(store, [{ id: 'receipt', printer: rig.printer, profile: PROFILE }]);
+    s.start();
+    await waitFor('1 printed and 2 failed', () => {
+      const c = store.countByState();
+      return c.printed === 1 && c.failed === 1;
+    });
+    assert.deepEqual(
+      jobEvents(store)
+        .filter((e) => e.state === 'printed' || e.state === 'failed')
+        .map((e) => `${e.jobId} ${e.state}`),
+      ['P-00001 printed', 'P-00002 failed'],
+    );
   });
 
   it('fails jobs that cannot be rendered and moves on to the next', async () => {

@@ -437,6 +437,49 @@ describe('job store: transitions and their events (print-protocol §6)', () => {
   });
 });
 
+describe('job store: printed and the next printing in one commit (decision 206)', () => {
+  it('moves both, their events in that order, or neither when the second is refused', () => {
+    const store = openStore('printed-then-printing');
+    try {
+      const first = store.enqueueInstruction(instruction(1)).job!.id;
+      const second = store.enqueueInstruction(instruction(2)).job!.id;
+      const third = store.enqueueInstruction(instruction(3)).job!.id;
+      store.markPrinting(first, { markings: {}, warnings: [] });
+      const both = store.markPrintedThenPrinting(first, second, {
+        markings: { late: true },
+        warnings: [],
+      });
+      assert.equal(both.printed.state, 'printed');
+      assert.equal(both.printing.state, 'printing');
+      assert.deepEqual(both.printing.markings, { late: true });
+      assert.deepEqual(
+        [store.get(first)!.state, store.get(second)!.state],
+        ['printed', 'printing'],
+      );
+      // The third failed meanwhile: its printing is refused, and the second's printed is not
+      // written either; the caller records it on its own.
+      store.markFailed(third, { code: 'RENDER_FAILED', message: 'x' });
+      const eventsBefore = events(store).length;
+      assert.throws(
+        () => store.markPrintedThenPrinting(second, third, { markings: {}, warnings: [] }),
+        rejectsWith('JOB_STATE_CONFLICT'),
+      );
+      assert.equal(store.get(second)!.state, 'printing');
+      assert.equal(events(store).length, eventsBefore);
+      assert.equal(store.markPrinted(second).state, 'printed');
+      assert.deepEqual(
+        events(store)
+          .filter((e) => e.jobId !== 'P-00003' && e.state !== 'queued')
+          .map((e) => `${e.jobId} ${e.state}`)
+          .slice(0, 3),
+        ['P-00001 printing', 'P-00001 printed', 'P-00002 printing'],
+      );
+    } finally {
+      store.close();
+    }
+  });
+});
+
 describe('job store: what a transition returns', () => {
   it('is the job as a re-read finds it, for every transition', () => {
     // Transitions build the job they return from the row they read and the columns they set,
