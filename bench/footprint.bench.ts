@@ -17,7 +17,11 @@
  *    process (bench/floor-relay.child.ts): the same commits and printer round trips as the agent.
  * Figures are 1000 / ms or 1000 / MB, so a ratio of 1.0 means as lean as the baseline.
  * `BENCH_AGENT_NODE_ARGS` adds Node options to the agent's command line, e.g.
- * `--cpu-prof --cpu-prof-dir=/tmp/agent-prof` to see where its time goes.
+ * `--cpu-prof --cpu-prof-dir=/tmp/agent-prof` to see where its time goes. What a store logo and
+ * raster lines add (issue 16 reports them apart from the table): `BENCH_LOGO=1` gives the agent a
+ * 400 x 200 PNG logo at the full print width, `BENCH_ITEM_NAME=宫保鸡丁` names every order's item
+ * so (a line no code page of the generic profile holds: drawn as an image). Only the agent's
+ * figures change with them; compare them with a run without.
  * Skipped, with a message, when mosquitto is not installed.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
@@ -34,6 +38,7 @@ import { deriveStoreId } from '../src/protocol/store-id.js';
 import { receiptOptions } from '../src/receipt/options.js';
 import { getProfile } from '../src/receipt/profile.js';
 import { renderReceipt } from '../src/receipt/render.js';
+import { writeLogoPng } from '../test/helpers/logo.js';
 import { MOSQUITTO_SKIP, Mosquitto, skipWithoutMosquitto } from '../test/helpers/mosquitto.js';
 import { countingEmulator, instruction } from './e2e.bench.js';
 import { spawnFloor } from './floor.js';
@@ -49,6 +54,15 @@ const JOBS = 10_000;
 const WARM_JOBS = 200;
 const WAIT_MS = 300_000;
 const CLOCK_TICK_MS = 1000 / Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }));
+
+/** The bench's instruction, its item named by `BENCH_ITEM_NAME` when set. */
+function benchInstruction(n: number): ReturnType<typeof instruction> {
+  const base = instruction(n);
+  const name = process.env.BENCH_ITEM_NAME;
+  if (!name) return base;
+  const items = base.order.productInfo.map((item) => ({ ...item, productName: name }));
+  return { ...base, order: { ...base.order, productInfo: items } };
+}
 
 const rssMb = (pid: number) =>
   Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
@@ -122,6 +136,8 @@ export async function benchFootprint(quick: boolean): Promise<Comparison[]> {
     cleanup.push(() => emulator.endpoint.close());
     const config = join(dir, 'config.json');
     const options = { header: ['BENCH STORE'] };
+    const logo =
+      process.env.BENCH_LOGO === '1' ? { file: writeLogoPng(join(dir, 'logo.png')) } : {};
     writeFileSync(
       config,
       JSON.stringify({
@@ -130,7 +146,7 @@ export async function benchFootprint(quick: boolean): Promise<Comparison[]> {
         mqtt: { url: broker.url },
         keys: { servicePublicKeyFile: join(dir, 'service-public.pem') },
         printers: [{ id: 'receipt', url: emulator.endpoint.address, profile: 'generic-80mm' }],
-        receipt: options,
+        receipt: { ...options, ...(logo.file ? { logo } : {}) },
         stateDir: join(dir, 'state'),
         catchUp: { enabled: false },
         freshness: { clock: 'synchronized' },
@@ -213,7 +229,7 @@ export async function benchFootprint(quick: boolean): Promise<Comparison[]> {
         buildEnvelope({
           appId: APP_ID,
           storeKey: STORE_KEY,
-          param: instruction(100_000 + i),
+          param: benchInstruction(100_000 + i),
           key: serviceKey,
         }),
       ),
@@ -253,7 +269,7 @@ export async function benchFootprint(quick: boolean): Promise<Comparison[]> {
     const receipts = Object.fromEntries(
       Array.from({ length: WARM_JOBS + jobs }, (_, i) => {
         const rendered = renderReceipt({
-          source: { kind: 'instruction', instruction: instruction(100_000 + i) },
+          source: { kind: 'instruction', instruction: benchInstruction(100_000 + i) },
           profile: getProfile('generic-80mm'),
           options: receiptOptions(options),
         });
