@@ -62,14 +62,32 @@ const FONT_CANDIDATES: ReadonlyArray<{ family: string; files: readonly string[] 
 /** Dots of a body-font line: font A is 12 x 24 on every profile we ship. */
 const LINE_DOTS = 24;
 
+/**
+ * Lines kept drawn, the least recently used dropped first: a menu's dish names come back on
+ * receipt after receipt, and each costs resvg about 4 ms here (issue 16), far more on a Pi. 256
+ * lines of 80 mm paper are about 440 KB.
+ */
+const CACHED_LINES = 256;
+
 export class LineRasterizer {
+  /** Drawn lines by their pieces and geometry (`lineKey`), in least recently used order. */
+  private readonly cache = new Map<string, BitImage>();
+  private drawn = 0;
+
   private constructor(
     private readonly families: readonly string[],
     private readonly files: readonly string[],
+    private readonly cachedLines: number,
   ) {}
 
-  /** The rasterizer over the fonts this system has, or null when it has none of them. */
-  static fromSystem(candidates = FONT_CANDIDATES): LineRasterizer | null {
+  /**
+   * The rasterizer over the fonts this system has, or null when it has none of them.
+   * `cachedLines`: how many drawn lines to keep (tests make it small).
+   */
+  static fromSystem(
+    candidates = FONT_CANDIDATES,
+    options: { cachedLines?: number } = {},
+  ): LineRasterizer | null {
     const found = candidates
       .map((c) => ({ family: c.family, files: c.files.filter((f) => existsSync(f)) }))
       .filter((c) => c.files.length > 0);
@@ -77,7 +95,13 @@ export class LineRasterizer {
     return new LineRasterizer(
       found.map((c) => c.family),
       found.flatMap((c) => c.files),
+      options.cachedLines ?? CACHED_LINES,
     );
+  }
+
+  /** Lines drawn by resvg so far (not those served from the cache). */
+  get linesDrawn(): number {
+    return this.drawn;
   }
 
   /** The font families in use, for `doctor` and the test page. */
@@ -85,8 +109,36 @@ export class LineRasterizer {
     return this.families;
   }
 
-  /** Each line (its pieces) as an image as wide as the print area, 24 dots per line of height. */
+  /**
+   * Each line (its pieces) as an image as wide as the print area, 24 dots per line of height.
+   * A line drawn before comes from the cache; the images are shared, never to be written to.
+   */
   rasterize(lines: ReadonlyArray<readonly RasterPiece[]>, geometry: RasterGeometry): BitImage[] {
+    const keys = lines.map((pieces) => lineKey(pieces, geometry));
+    const missing = new Map<string, readonly RasterPiece[]>();
+    for (const [i, key] of keys.entries()) {
+      if (!this.cache.has(key) && !missing.has(key)) missing.set(key, lines[i]!);
+    }
+    if (missing.size > 0) {
+      const drawn = this.draw([...missing.values()], geometry);
+      this.drawn += drawn.length;
+      for (const [i, key] of [...missing.keys()].entries()) this.cache.set(key, drawn[i]!);
+    }
+    const images = keys.map((key) => {
+      const image = this.cache.get(key)!;
+      // Most recently used last: re-inserted.
+      this.cache.delete(key);
+      this.cache.set(key, image);
+      return image;
+    });
+    while (this.cache.size > this.cachedLines) {
+      this.cache.delete(this.cache.keys().next().value as string);
+    }
+    return images;
+  }
+
+  /** The lines drawn by resvg in one render, each in its own viewport. */
+  private draw(lines: ReadonlyArray<readonly RasterPiece[]>, geometry: RasterGeometry): BitImage[] {
     if (lines.length === 0) return [];
     const width = geometry.dotsPerLine;
     const cell = width / geometry.columns;
@@ -191,6 +243,15 @@ function embolden(image: BitImage, p: RasterPiece, cell: number): void {
       image.data[row + (x >> 3)]! ^= 0x80 >> (x & 7);
     }
   }
+}
+
+/** What makes a line's image: its pieces and the print area's geometry. */
+function lineKey(pieces: readonly RasterPiece[], geometry: RasterGeometry): string {
+  return JSON.stringify([
+    geometry.dotsPerLine,
+    geometry.columns,
+    pieces.map((p) => [p.text, p.column, p.columns, p.bold, p.invert, p.underline, p.height]),
+  ]);
 }
 
 function escapeXml(text: string): string {

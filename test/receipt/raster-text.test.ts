@@ -151,3 +151,33 @@ describe('raster lines: weight and column placement', { skip: NO_FONTS }, () => 
     assert.ok(inkedColumns(line!)![1] >= 12 * CELL, 'the name reaches its last cell');
   });
 });
+
+describe('raster lines: drawn once, then from the cache', { skip: NO_FONTS }, () => {
+  it('draws a line again only when it is not among the last lines drawn', () => {
+    const cached = LineRasterizer.fromSystem(undefined, { cachedLines: 2 })!;
+    const dish = [piece('宫保鸡丁', 0, 8), piece('185.00', 40, 8)];
+    const thai = [piece('ผัดไทย', 0, 8)];
+    const bold = [piece('宫保鸡丁', 0, 8, { bold: true }), piece('185.00', 40, 8)];
+    const [first] = cached.rasterize([dish], GEOMETRY);
+    assert.equal(cached.linesDrawn, 1);
+    // The same pieces again, alone or beside a new line: only the new one is drawn.
+    const [again] = cached.rasterize([dish], GEOMETRY);
+    assert.equal(cached.linesDrawn, 1);
+    assert.deepEqual(again, first);
+    const [dishBeside, thaiImage] = cached.rasterize([dish, thai], GEOMETRY);
+    assert.equal(cached.linesDrawn, 2);
+    assert.deepEqual(dishBeside, first);
+    // What the cache gives is what a fresh rasterizer draws.
+    assert.deepEqual(thaiImage, rasterizer!.rasterize([thai], GEOMETRY)[0]);
+    // Any difference in the pieces or the paper is another line.
+    cached.rasterize([bold], GEOMETRY);
+    assert.equal(cached.linesDrawn, 3);
+    const [narrow] = cached.rasterize([dish], { dotsPerLine: 384, columns: 32 });
+    assert.equal(cached.linesDrawn, 4);
+    assert.equal(narrow!.width, 384);
+    // Two lines kept: the 80 mm dish line went first (least recently used), so it is drawn again.
+    const [redrawn] = cached.rasterize([dish], GEOMETRY);
+    assert.equal(cached.linesDrawn, 5);
+    assert.deepEqual(redrawn, first);
+  });
+});
