@@ -507,14 +507,14 @@ export class JobStore extends EventEmitter<StoreEvents> {
     }
     if (duplicate) return duplicate;
     const full = complete ? complete(row) : row;
-    const info = this.db
+    const inserted = this.db
       .statement(
         `INSERT INTO jobs (source, kind, job_id, order_no, command_id, printer, payload_type, payload,
          state, markings, source_job, created_at, queued_at, updated_at, finished_at,
          last_error_code, last_error_message, layout, items)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
       )
-      .run(
+      .get(
         full.source,
         full.kind,
         full.jobId,
@@ -535,7 +535,8 @@ export class JobStore extends EventEmitter<StoreEvents> {
         full.layout ?? 'receipt',
         full.items ? JSON.stringify(full.items) : null,
       );
-    const job = this.mustGet(Number(info.lastInsertRowid));
+    // The row as stored, defaults included, from the insert itself (issue 16: no second read).
+    const job = this.toJob(inserted as JobRow);
     this.outbox.add(
       'job',
       jobEvent(job, failed ? 'failed' : 'queued', now, failed, extra.warnings),

@@ -26,6 +26,8 @@ export interface ReporterOptions {
 
 /** While the store refuses the outbox, the drain is tried again this often (no event wakes it). */
 const STORE_RETRY_MS = 5000;
+/** Entries read from the outbox at a time. */
+const OUTBOX_BATCH = 50;
 /** Published entries no commit removed are deleted after this long (store/outbox.ts). */
 const SWEEP_MS = 1000;
 
@@ -136,7 +138,7 @@ export class Reporter {
       do {
         this.again = false;
         while (this.connection.connected) {
-          const batch = this.store.drainOutbox(50);
+          const batch = this.store.drainOutbox(OUTBOX_BATCH);
           if (batch.length === 0) break;
           // One at a time, each after the previous PUBACK: a broker without TCP_NODELAY
           // (Mosquitto's default) holds back its PUBACKs for pipelined publishes until the
@@ -160,6 +162,11 @@ export class Reporter {
               this.sweepSoon();
             }
           }
+          // A short batch was all there was when it was read; an entry committed since then by
+          // this process woke the drain (`again`), so reading once more would find nothing but
+          // cost a query per wake (issue 16). Another process's entries (the CLI) wait for the
+          // next wake, as they always did between drains.
+          if (batch.length < OUTBOX_BATCH) break;
         }
       } while (this.again && this.connection.connected);
       if (this.storeFailing) {

@@ -181,7 +181,26 @@ function userDefinedFor(profile: PrinterProfile): ReadonlyMap<string, UserDefine
   return new Map(USER_DEFINED_CHARACTERS.map((udc) => [udc.char, udc]));
 }
 
+/**
+ * One charset per profile object and raster setting: building one (the user-defined map, the
+ * ASCII check over 95 codes) cost a sixth of a receipt's render when it was done per job (issue
+ * 16). Profiles are not changed after loading (a changed profile is a new object), and a charset
+ * holds nothing of a job: its only state is the cache of which wide characters GB18030 has.
+ */
+const charsets = new WeakMap<PrinterProfile, { plain?: Charset; raster?: Charset }>();
+
 export function charsetFor(profile: PrinterProfile, options: CharsetOptions = {}): Charset {
+  let byMode = charsets.get(profile);
+  if (!byMode) {
+    byMode = {};
+    charsets.set(profile, byMode);
+  }
+  const mode = options.raster === true ? 'raster' : 'plain';
+  byMode[mode] ??= buildCharset(profile, options);
+  return byMode[mode];
+}
+
+function buildCharset(profile: PrinterProfile, options: CharsetOptions): Charset {
   const codepage = profile.codepage as Codepage;
   const bytes = printableBytes(codepage);
   const cjkCache = new Map<string, boolean>();
