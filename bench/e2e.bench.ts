@@ -8,6 +8,9 @@
  *    same profile and options) to a second emulator. Second baseline: the floor of this design
  *    (bench/floor.ts, in a process of its own like the agent) on a third emulator: the same relay
  *    plus the durable commits, the status query and the confirmation no correct agent can skip.
+ *    The three take turns, a tenth of the jobs each per round, so that the machine's drift during
+ *    the run does not decide the ratios. The agent and the floor run bundled with the production
+ *    build's options (test/helpers/child-entry.ts): what a store runs, not tsx's transpilation.
  *    Figures are 1000 / ms (higher is better), the milliseconds are in the names.
  * 2. Memory: the agent runs alone in a child process (its RSS is its own, taken after a full GC).
  *    RSS idle after start (baseline) against RSS after 10,000 jobs (2,000 with --quick), the
@@ -16,7 +19,7 @@
  *
  * Skipped, with a message, when mosquitto is not installed.
  */
-import { type ChildProcess, fork } from 'node:child_process';
+import { type ChildProcess, fork, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -36,8 +39,8 @@ import { formatTimestamp } from '../src/protocol/time.js';
 import { receiptOptions } from '../src/receipt/options.js';
 import { getProfile } from '../src/receipt/profile.js';
 import { renderReceipt } from '../src/receipt/render.js';
+import { scriptEntry } from '../test/helpers/child-entry.js';
 import { MOSQUITTO_SKIP, Mosquitto, skipWithoutMosquitto } from '../test/helpers/mosquitto.js';
-import { spawnFloor } from './floor.js';
 import { type Comparison, cleanUp, compare } from './harness.js';
 
 const APP_ID = 'A-bench';
@@ -49,6 +52,10 @@ const RELAY_TOPIC = 'bench/relay/print';
 const FLOOR_TOPIC = 'bench/floor/print';
 const FLOOR_READY_TOPIC = 'bench/floor/ready';
 const WAIT_MS = 180_000;
+/** Jobs each subject prints before its latencies count. */
+const WARM_JOBS = 20;
+/** The latency jobs are measured in this many blocks, the subjects in turn. */
+const LATENCY_ROUNDS = 10;
 
 /** For this store (print-protocol v1.1 §4), created now (the agent's anti-replay age passes). */
 export function instruction(n: number): PrintInstruction {
@@ -107,15 +114,51 @@ export async function countingEmulator() {
 
 type Emulator = Awaited<ReturnType<typeof countingEmulator>>;
 
+/**
+ * The floor in a process of its own, as the agent runs (bench/floor-relay.child.ts): subscribed
+ * to `topic`, printing to the emulator on `printerPort` the receipts of `receiptsFile` (jobId ->
+ * base64 bytes), its database in `dir`; it publishes to `readyTopic` once subscribed and stops on
+ * SIGTERM.
+ */
+export function spawnFloor(options: {
+  brokerUrl: string;
+  topic: string;
+  printerPort: number;
+  receiptsFile: string;
+  dir: string;
+  readyTopic: string;
+}): ChildProcess {
+  const here = dirname(fileURLToPath(import.meta.url));
+  // Bundled like the agent's child (bench/e2e.bench.ts, bench/footprint.bench.ts): both sides
+  // run compiled code.
+  return spawn(
+    process.execPath,
+    [
+      ...scriptEntry(join(here, 'floor-relay.child.ts')),
+      options.brokerUrl,
+      options.topic,
+      String(options.printerPort),
+      options.receiptsFile,
+      options.dir,
+      options.readyTopic,
+    ],
+    { cwd: dirname(here), stdio: 'inherit' },
+  );
+}
+
 /** The agent in a child process, driven over IPC (bench/e2e-agent.child.ts). */
 class AgentChild {
   private constructor(private readonly child: ChildProcess) {}
 
   static async start(settings: AgentSettings): Promise<AgentChild> {
     const here = dirname(fileURLToPath(import.meta.url));
-    const child = fork(join(here, 'e2e-agent.child.ts'), [], {
+    // The child's bundle, built with the production build's options: the agent's code runs as
+    // `npm run build` ships it, not transpiled by tsx (whose kept function names cost a call per
+    // closure made; a store runs the bundle).
+    const entry = scriptEntry(join(here, 'e2e-agent.child.ts'));
+    const child = fork(entry[entry.length - 1]!, [], {
       cwd: dirname(here),
-      execArgv: ['--import', 'tsx', '--expose-gc'],
+      execArgv: [...entry.slice(0, -1), '--expose-gc'],
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     const agent = new AgentChild(child);
@@ -274,35 +317,11 @@ export async function benchEndToEnd(quick: boolean): Promise<Comparison[]> {
     await new Promise((r) => setTimeout(r, 1000));
     const idleRss = await agent.rss();
 
-    const warm = 20;
-    /** A few jobs not counted, then the latency run: the same jobs for every subject. */
-    const warmedLatencies = async (topic: string, target: Emulator) => {
-      await latencies(publisher, topic, target, 1, warm, envelope);
-      return latencies(publisher, topic, target, 1 + warm, latencyJobs, envelope);
-    };
-    const agentMs = await warmedLatencies(t.print, emulator);
-
-    // The rest of the jobs as fast as they can be signed and published; the agent queues them.
-    const done = warm + latencyJobs;
-    const cut = emulator.until(totalJobs);
-    let inFlight: Promise<unknown>[] = [];
-    for (let n = done + 1; n <= totalJobs; n++) {
-      inFlight.push(publisher.publishAsync(t.print, envelope(n), { qos: 1 }));
-      if (inFlight.length >= 100) {
-        await Promise.all(inFlight);
-        inFlight = [];
-      }
-    }
-    await Promise.all(inFlight);
-    await cut;
-    await new Promise((r) => setTimeout(r, 500));
-    const afterRss = await agent.rss();
-
     // --- the baseline relay, same broker, a second emulator ---
     const relayEmulator = await countingEmulator();
     cleanup.push(() => relayEmulator.endpoint.close());
     const bytes = new Map<string, Uint8Array>();
-    for (let n = 1; n <= warm + latencyJobs; n++) {
+    for (let n = 1; n <= WARM_JOBS + latencyJobs; n++) {
       const rendered = renderReceipt({
         source: { kind: 'instruction', instruction: instruction(n) },
         profile: getProfile(PROFILE),
@@ -323,8 +342,6 @@ export async function benchEndToEnd(quick: boolean): Promise<Comparison[]> {
       if (receipt) socket.write(receipt);
     });
     await relay.subscribeAsync(RELAY_TOPIC, { qos: 1 });
-    const relayMs = await warmedLatencies(RELAY_TOPIC, relayEmulator);
-
     // --- the floor of this design (bench/floor.ts), same broker, a third emulator: the job
     // committed before the PUBACK, then, one job at a time, committed as printing, status
     // queried, its pre-rendered bytes sent, GS r 1 confirmed (the profile's mode), committed as
@@ -364,7 +381,43 @@ export async function benchEndToEnd(quick: boolean): Promise<Comparison[]> {
       await exited;
     });
     await floorReady;
-    const floorMs = await warmedLatencies(FLOOR_TOPIC, floorEmulator);
+    // --- the latencies: a few jobs each not counted, then the three subjects in turn, a block of
+    // jobs each per round, the same jobs for every subject: a machine that slows down or speeds
+    // up during the run (other work, its CPU's clock) weighs on all three alike, where one
+    // subject measured after the other would carry the drift into the ratio ---
+    const subjects = [
+      { topic: t.print, target: emulator, ms: [] as number[] },
+      { topic: RELAY_TOPIC, target: relayEmulator, ms: [] as number[] },
+      { topic: FLOOR_TOPIC, target: floorEmulator, ms: [] as number[] },
+    ];
+    for (const s of subjects) await latencies(publisher, s.topic, s.target, 1, WARM_JOBS, envelope);
+    const block = latencyJobs / LATENCY_ROUNDS;
+    for (let round = 0; round < LATENCY_ROUNDS; round++) {
+      const first = 1 + WARM_JOBS + round * block;
+      for (const s of subjects)
+        s.ms.push(...(await latencies(publisher, s.topic, s.target, first, block, envelope)));
+    }
+    const [agentMs, relayMs, floorMs] = subjects.map((s) => s.ms.sort((x, y) => x - y)) as [
+      number[],
+      number[],
+      number[],
+    ];
+
+    // The rest of the jobs as fast as they can be signed and published; the agent queues them.
+    const done = WARM_JOBS + latencyJobs;
+    const cut = emulator.until(totalJobs);
+    let inFlight: Promise<unknown>[] = [];
+    for (let n = done + 1; n <= totalJobs; n++) {
+      inFlight.push(publisher.publishAsync(t.print, envelope(n), { qos: 1 }));
+      if (inFlight.length >= 100) {
+        await Promise.all(inFlight);
+        inFlight = [];
+      }
+    }
+    await Promise.all(inFlight);
+    await cut;
+    await new Promise((r) => setTimeout(r, 500));
+    const afterRss = await agent.rss();
 
     const mb = (rss: number) => rss / 1024 / 1024;
     const memory = compare(

@@ -12,10 +12,8 @@
  * No signature check, schema, outbox or reporting: those are the agent's work above the floor.
  */
 
-import { type ChildProcess, spawn } from 'node:child_process';
 import { connect, type Socket } from 'node:net';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import Database from '../src/host/sqlite.js';
 
 export class FloorStore {
@@ -143,36 +141,4 @@ export function floorHandler(
     const receipt = receipts.get(jobId);
     if (receipt) printing = printing.then(() => printer.print(store, jobId, receipt, 'status'));
   };
-}
-
-/**
- * The floor in a process of its own, as the agent runs (bench/floor-relay.child.ts): subscribed
- * to `topic`, printing to the emulator on `printerPort` the receipts of `receiptsFile` (jobId ->
- * base64 bytes), its database in `dir`; it publishes to `readyTopic` once subscribed and stops on
- * SIGTERM.
- */
-export function spawnFloor(options: {
-  brokerUrl: string;
-  topic: string;
-  printerPort: number;
-  receiptsFile: string;
-  dir: string;
-  readyTopic: string;
-}): ChildProcess {
-  const here = dirname(fileURLToPath(import.meta.url));
-  return spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      join(here, 'floor-relay.child.ts'),
-      options.brokerUrl,
-      options.topic,
-      String(options.printerPort),
-      options.receiptsFile,
-      options.dir,
-      options.readyTopic,
-    ],
-    { cwd: dirname(here), stdio: 'inherit' },
-  );
 }

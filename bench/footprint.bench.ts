@@ -40,8 +40,7 @@ import { getProfile } from '../src/receipt/profile.js';
 import { renderReceipt } from '../src/receipt/render.js';
 import { writeLogoPng } from '../test/helpers/logo.js';
 import { MOSQUITTO_SKIP, Mosquitto, skipWithoutMosquitto } from '../test/helpers/mosquitto.js';
-import { countingEmulator, instruction } from './e2e.bench.js';
-import { spawnFloor } from './floor.js';
+import { countingEmulator, instruction, spawnFloor } from './e2e.bench.js';
 import { type Comparison, cleanUp, compare } from './harness.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
