@@ -11,7 +11,7 @@
  * read a CPU profile of the compiled agent line by line.
  */
 import { rmSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BuildOptions } from 'esbuild';
 
@@ -70,5 +70,8 @@ export async function bundle(
   await build(bundleOptions(outDir, options));
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1])
+// Run as a script (`npm run build`) only as this file itself: bundled into a script that imports
+// it (through test/helpers/child-entry.ts), its import.meta.url is that bundle's, the entry file.
+const self = fileURLToPath(import.meta.url);
+if (process.argv[1] === self && basename(self) === 'bundle.ts')
   await bundle(undefined, { readable: process.argv.includes('--readable') });
