@@ -129,8 +129,8 @@ export function spawnFloor(options: {
   readyTopic: string;
 }): ChildProcess {
   const here = dirname(fileURLToPath(import.meta.url));
-  // Bundled like the agent's child (bench/e2e.bench.ts, bench/footprint.bench.ts): both sides
-  // run compiled code.
+  // Bundled like the agent's child below (and the footprint bench's agent, the production
+  // build): both sides of each ratio run compiled code.
   return spawn(
     process.execPath,
     [
