@@ -13,9 +13,8 @@
  * - An answer without a valid signature is refused whole (QUERY_REJECTED, `details.refused`
  *   unsigned or bad-signature), unless signatures are off, which is allowed over https only.
  */
-import { lookup as dnsLookup } from 'node:dns';
-import { request as httpRequest, type IncomingMessage, type RequestOptions } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import type { IncomingMessage, RequestOptions } from 'node:http';
+import { createRequire } from 'node:module';
 import type { LookupFunction } from 'node:net';
 import { AgentError } from '../errors.js';
 import { isLoopbackAddress } from '../host/loopback.js';
@@ -209,7 +208,7 @@ export class ServiceLink {
         } else resolve(answer!);
       };
       const onAbort = () => finish(this.abortError(timeout, signal));
-      const req = (https ? httpsRequest : httpRequest)(this.target, options);
+      const req = requestFor(https)(this.target, options);
       if (combined.aborted) {
         onAbort();
         return;
@@ -316,31 +315,46 @@ export class ServiceLink {
 }
 
 /**
+ * Node's http, https (with tls) and dns modules load with the first query, not with the agent:
+ * the agent's start does not wait for what catch-up needs only later, and loading them cost it
+ * about 10 ms (issue 16: exec -> online).
+ */
+const load = <T>(name: string): T => createRequire(import.meta.url)(name) as T;
+const requestFor = (https: boolean): typeof import('node:http').request =>
+  https
+    ? load<typeof import('node:https')>('node:https').request
+    : load<typeof import('node:http')>('node:http').request;
+
+/**
  * http to a loopback name (`localhost`): connect only if it resolved to loopback. A literal
  * address never comes here (and was checked by the rules); this catches a hosts file or resolver
  * that maps `localhost` elsewhere.
  */
 const loopbackOnlyLookup: LookupFunction = (hostname, options, callback) => {
-  dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
-    if (error) {
-      callback(error, '', 4);
-      return;
-    }
-    const list = addresses as Array<{ address: string; family: number }>;
-    const outside = list.find((a) => !isLoopbackAddress(a.address));
-    if (outside || list.length === 0) {
-      const refused = Object.assign(
-        new Error(
-          `${hostname} resolves to ${outside?.address ?? 'nothing'}, not loopback: http:// is only for loopback`,
-        ),
-        { code: 'ENOTLOOPBACK' },
-      );
-      callback(refused, '', 4);
-      return;
-    }
-    if (options.all) (callback as (e: null, a: typeof list) => void)(null, list);
-    else callback(null, list[0]!.address, list[0]!.family);
-  });
+  load<typeof import('node:dns')>('node:dns').lookup(
+    hostname,
+    { ...options, all: true },
+    (error, addresses) => {
+      if (error) {
+        callback(error, '', 4);
+        return;
+      }
+      const list = addresses as Array<{ address: string; family: number }>;
+      const outside = list.find((a) => !isLoopbackAddress(a.address));
+      if (outside || list.length === 0) {
+        const refused = Object.assign(
+          new Error(
+            `${hostname} resolves to ${outside?.address ?? 'nothing'}, not loopback: http:// is only for loopback`,
+          ),
+          { code: 'ENOTLOOPBACK' },
+        );
+        callback(refused, '', 4);
+        return;
+      }
+      if (options.all) (callback as (e: null, a: typeof list) => void)(null, list);
+      else callback(null, list[0]!.address, list[0]!.family);
+    },
+  );
 };
 
 /** `AbortSignal.any` (Node 20.3+), with a fallback for the first Node 20 releases. */

@@ -27,9 +27,9 @@
  */
 import { EventEmitter } from 'node:events';
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { isIP, connect as netConnect } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { connect as tlsConnect } from 'node:tls';
 import type { IClientOptions, IPublishPacket, MqttClient } from 'mqtt';
 import mqttClient from 'mqtt/lib/client';
 import { AgentError, errorMessage } from '../errors.js';
@@ -350,7 +350,10 @@ function streamBuilder(
   return (client) => {
     if (!secure) return netConnect({ host, port }).once('end', remoteEnded);
     const rejectUnauthorized = options.rejectUnauthorized !== false;
-    const socket = tlsConnect({
+    // node:tls loads with the first mqtts:// connection, not with the agent: on a plain broker
+    // link it is never needed, and loading it cost the start ~5 ms (issue 16: exec -> online).
+    const tls = createRequire(import.meta.url)('node:tls') as typeof import('node:tls');
+    const socket = tls.connect({
       host,
       port,
       ...(isIP(host) === 0 ? { servername: host } : {}),
