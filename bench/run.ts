@@ -4,15 +4,19 @@
  * (protocol, receipt, printer, jobs, e2e, footprint; repeatable) runs only those.
  */
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { scriptEntry } from '../test/helpers/child-entry.js';
 import { benchEndToEnd } from './e2e.bench.js';
 import { benchFootprint } from './footprint.bench.js';
 import { type Comparison, report } from './harness.js';
-import { benchJobs } from './jobs.bench.js';
-import { benchPrinterLinks } from './printer.bench.js';
-import { benchProtocol } from './protocol.bench.js';
-import { benchReceipt } from './receipt.bench.js';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+// The in-process groups, bundled as production code is (bench/in-process.ts, decision 209).
+const inProcessEntry = scriptEntry(join(HERE, 'in-process.ts'));
+const { benchJobs, benchPrinterLinks, benchProtocol, benchReceipt } = (await import(
+  pathToFileURL(inProcessEntry[inProcessEntry.length - 1]!).href
+)) as typeof import('./in-process.js');
 
 const { values: args } = parseArgs({
   options: {
@@ -38,4 +42,4 @@ if (unknown.length > 0) {
 const results: Comparison[] = [];
 for (const [name, bench] of Object.entries(BENCHES))
   if (!args.only || args.only.includes(name)) results.push(...(await bench()));
-report(results, join(dirname(fileURLToPath(import.meta.url)), 'results.json'));
+report(results, join(HERE, 'results.json'));
