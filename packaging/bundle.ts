@@ -13,7 +13,7 @@
 import { rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { BuildOptions } from 'esbuild';
+import type { BuildOptions, Plugin } from 'esbuild';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -26,6 +26,47 @@ const NATIVE_PACKAGES = [
   '@serialport/*',
   '@resvg/resvg-js',
 ] as const;
+
+/**
+ * zod's namespaces export every one of its 64 locales (`z.locales`): 40% of zod's bundled code,
+ * which every process parses at start, and esbuild cannot drop what a namespace object exports.
+ * Our messages are zod's English (zod itself sets it from `locales/en.js`), so its locales index
+ * becomes one that exports `en` alone. If a zod release moves the index, the build fails here
+ * instead of quietly keeping them all.
+ */
+const zodEnglishOnly: Plugin = {
+  name: 'zod-english-only',
+  setup(build) {
+    let zod = false;
+    let replaced = false;
+    build.onStart(() => {
+      zod = false;
+      replaced = false;
+    });
+    build.onResolve({ filter: /^zod($|\/)/ }, () => {
+      zod = true;
+      return undefined;
+    });
+    build.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) => {
+      if (!/[\\/]node_modules[\\/]zod[\\/]v4[\\/](classic|core|mini)[\\/]/.test(args.importer))
+        return undefined;
+      replaced = true;
+      return {
+        path: join(dirname(args.importer), '..', 'locales', 'index.js'),
+        namespace: 'zod-en',
+      };
+    });
+    build.onLoad({ filter: /.*/, namespace: 'zod-en' }, (args) => ({
+      contents: "export { default as en } from './en.js';",
+      resolveDir: dirname(args.path),
+      loader: 'js',
+    }));
+    build.onEnd((result) => {
+      if (zod && !replaced && result.errors.length === 0)
+        throw new Error("zod-english-only: zod's locales index was not found where zod 4.6 had it");
+    });
+  },
+};
 
 /**
  * esbuild's options for a bundle into `outDir`: the command line by default, or other entry
@@ -54,6 +95,7 @@ export function bundleOptions(
     // Readable stack traces in the journal: names and lines stay, only whitespace goes.
     minifyWhitespace: options.readable !== true,
     legalComments: 'none',
+    plugins: [zodEnglishOnly],
     logLevel: 'warning',
   };
 }

@@ -65,6 +65,23 @@ describe('printer-agent --help and --version', () => {
     assert.equal(compiled.status, 0, compiled.stderr);
     assert.match(compiled.stdout, / 1c 26 /, 'FS & (CJK mode on) in the bytes');
     assert.equal(compiled.stdout, runCli(cjk, { source: true }).stdout);
+    // The bundle keeps only zod's English locale (decision 210): a malformed order is refused
+    // with the same words as from the sources, each field and its rule named.
+    const bad = join(mkdtempSync(join(tmpdir(), 'pa-cli-bundle-')), 'order.json');
+    writeFileSync(
+      bad,
+      JSON.stringify({
+        jobId: 'J',
+        orderNo: 'O',
+        createTime: '2026-11-25 12:00:00',
+        order: { productInfo: [{ productName: 'x', price: '12', quantity: 1.5 }], orderType: 7 },
+      }),
+    );
+    const refusal = ['render', bad, '--profile', 'generic-80mm', '--format', 'hex'];
+    const compiledRefusal = runCli(refusal, { compiled: true });
+    assert.equal(compiledRefusal.status, 1);
+    assert.match(compiledRefusal.stderr, /productInfo\[0\]\.price: must be a number/);
+    assert.equal(compiledRefusal.stderr, runCli(refusal, { source: true }).stderr);
   });
 });
 
