@@ -331,30 +331,27 @@ const requestFor = (https: boolean): typeof import('node:http').request =>
  * that maps `localhost` elsewhere.
  */
 const loopbackOnlyLookup: LookupFunction = (hostname, options, callback) => {
-  load<typeof import('node:dns')>('node:dns').lookup(
-    hostname,
-    { ...options, all: true },
-    (error, addresses) => {
-      if (error) {
-        callback(error, '', 4);
-        return;
-      }
-      const list = addresses as Array<{ address: string; family: number }>;
-      const outside = list.find((a) => !isLoopbackAddress(a.address));
-      if (outside || list.length === 0) {
-        const refused = Object.assign(
-          new Error(
-            `${hostname} resolves to ${outside?.address ?? 'nothing'}, not loopback: http:// is only for loopback`,
-          ),
-          { code: 'ENOTLOOPBACK' },
-        );
-        callback(refused, '', 4);
-        return;
-      }
-      if (options.all) (callback as (e: null, a: typeof list) => void)(null, list);
-      else callback(null, list[0]!.address, list[0]!.family);
-    },
-  );
+  const { lookup } = load<typeof import('node:dns')>('node:dns');
+  lookup(hostname, { ...options, all: true }, (error, addresses) => {
+    if (error) {
+      callback(error, '', 4);
+      return;
+    }
+    const list = addresses as Array<{ address: string; family: number }>;
+    const outside = list.find((a) => !isLoopbackAddress(a.address));
+    if (outside || list.length === 0) {
+      const refused = Object.assign(
+        new Error(
+          `${hostname} resolves to ${outside?.address ?? 'nothing'}, not loopback: http:// is only for loopback`,
+        ),
+        { code: 'ENOTLOOPBACK' },
+      );
+      callback(refused, '', 4);
+      return;
+    }
+    if (options.all) (callback as (e: null, a: typeof list) => void)(null, list);
+    else callback(null, list[0]!.address, list[0]!.family);
+  });
 };
 
 /** `AbortSignal.any` (Node 20.3+), with a fallback for the first Node 20 releases. */
