@@ -5,11 +5,14 @@
  * - Fixed client id per store and a persistent session (`clean: false`; on MQTT 5 also a session
  *   expiry interval, without which the session ends at disconnect), QoS 1 subscriptions: the
  *   broker keeps instructions while the agent is away (reliability guarantee 2).
- * - Ack after commit (guarantee 1): `handleMessage` is overridden, so mqtt.js sends the PUBACK
- *   only when our handler calls back, which it does after the job row is committed. This one path
- *   works on MQTT 5 and 3.1.1 alike (mqtt.js calls handleMessage before the PUBACK on both; on
- *   3.1.1 `customHandleAcks` is ignored). A message the store cannot take is never acked: the
- *   connection is dropped and re-established, and the broker redelivers it.
+ * - Ack after commit (guarantee 1): `handleMessage` is overridden, and the PUBACK mqtt.js makes
+ *   for a message is held here until the message is settled `ack`, which the inbox does after the
+ *   commit that stored it. mqtt.js is let go on to the next message at once, so the messages of
+ *   one read reach the inbox together and share one commit (decision 211); their PUBACKs leave in
+ *   the order the messages came (MQTT 3.1.1 §4.6). This one path works on MQTT 5 and 3.1.1 alike
+ *   (mqtt.js calls handleMessage before the PUBACK on both; on 3.1.1 `customHandleAcks` is
+ *   ignored). A message the store cannot take is never acked: the connection is dropped and
+ *   re-established, and the broker redelivers it and every later one not acked yet.
  * - Handlers are registered before connecting: a resumed session delivers right after CONNACK.
  * - Reconnect with capped exponential backoff; the retained last will marks the agent offline.
  * - Sizes (print-protocol v1.1 §9): on MQTT 5 the CONNECT asks for `maximumPacketSize`, so the
@@ -80,8 +83,26 @@ export interface MqttConnectionEvents {
   message: [topic: string, payload: Buffer, settle: (disposition: Disposition) => void];
 }
 
+/** A received message's PUBACK, held until the message is settled (`ack` after its commit). */
+interface AckSlot {
+  topic: string;
+  messageId: number | undefined;
+  disposition: Disposition | null;
+  /** Sends the PUBACK mqtt.js made; null until mqtt.js made it (a no-op for QoS 0). */
+  send: (() => void) | null;
+}
+
+/** mqtt.js's packet writer, which the connection wraps to hold PUBACKs (private in its types). */
+type SendPacket = (packet: { cmd: string; messageId?: number }, ...rest: unknown[]) => void;
+
 export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
   readonly client: MqttClient;
+  /**
+   * The PUBACKs of this connection's messages not sent yet, in the order the messages came: each
+   * leaves when its message and every earlier one are settled. Emptied when the connection
+   * closes: the broker redelivers what was not acknowledged.
+   */
+  private acks: AckSlot[] = [];
   private attempts = 0;
   /** This attempt's TLS failure is logged already. */
   private tlsLogged = false;
@@ -155,11 +176,35 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
     );
     // As mqtt.connect does: an error nobody listens to must not throw (ours is registered below).
     this.client.on('error', () => undefined);
+    // The PUBACK mqtt.js sends when handleMessage calls back is taken into the message's slot and
+    // sent once the message is settled (`flushAcks`), not at once. `_sendPacket` is mqtt.js's
+    // private writer (pinned version; test/agent/broker-acks.test.ts shows the PUBACKs held).
+    const client = this.client as unknown as { _sendPacket?: SendPacket };
+    if (typeof client._sendPacket !== 'function')
+      throw new Error('mqtt.js has no _sendPacket: the PUBACKs cannot be held until the commit');
+    const sendPacket = client._sendPacket.bind(this.client);
+    client._sendPacket = (packet, ...rest) => {
+      const slot = packet.cmd === 'puback' ? this.unsentAck(packet.messageId) : undefined;
+      if (!slot) return sendPacket(packet, ...rest);
+      slot.send = () => sendPacket(packet);
+      // mqtt.js's callback: it goes on to the next message now.
+      (rest[0] as (() => void) | undefined)?.();
+      this.flushAcks();
+    };
     // Before connect(): a resumed session delivers its queue right after CONNACK.
     this.client.handleMessage = (packet: IPublishPacket, callback: (error?: Error) => void) => {
+      const slot: AckSlot = {
+        topic: packet.topic,
+        messageId: packet.messageId,
+        disposition: null,
+        send: packet.qos > 0 ? null : () => undefined,
+      };
+      this.acks.push(slot);
+      // mqtt.js makes the PUBACK (taken into the slot) and parses the next message.
+      callback();
       // handle() catches what the inbox throws; this catch is for a bug in handle itself, which
       // must not become an unhandled rejection (reliability guarantee 11: the daemon stays up).
-      this.handle(packet, callback).catch((error: unknown) =>
+      this.handle(packet, slot).catch((error: unknown) =>
         this.log.error({ err: errorMessage(error) }, 'message handling failed'),
       );
     };
@@ -206,6 +251,9 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
       );
     });
     this.client.on('close', () => {
+      // Not acknowledged on that connection: the broker redelivers them on the next one, under
+      // new packet ids (a late settle of these slots sends nothing).
+      this.acks = [];
       this.tlsLogged = false;
       // Closed by the broker without a CONNACK or an error of its own: how RabbitMQ 3.x answers
       // MQTT 5 (not a CONNACK that never came: mqtt.js closes that one itself).
@@ -276,7 +324,7 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
     this.client.connect();
   }
 
-  private async handle(packet: IPublishPacket, callback: (error?: Error) => void): Promise<void> {
+  private async handle(packet: IPublishPacket, slot: AckSlot): Promise<void> {
     const payload = Buffer.isBuffer(packet.payload) ? packet.payload : Buffer.from(packet.payload);
     let disposition: Disposition;
     try {
@@ -287,19 +335,40 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
       this.log.error({ err: errorMessage(error) }, 'message handler failed');
       disposition = 'hold';
     }
-    if (disposition === 'ack') {
-      callback();
+    slot.disposition = disposition;
+    this.flushAcks();
+  }
+
+  /** The slot of a message whose PUBACK mqtt.js is sending now (the newest with that id). */
+  private unsentAck(messageId: number | undefined): AckSlot | undefined {
+    for (let i = this.acks.length - 1; i >= 0; i--) {
+      const slot = this.acks[i]!;
+      if (slot.messageId === messageId && slot.send === null) return slot;
+    }
+    return undefined;
+  }
+
+  /** Sends the PUBACKs of the settled messages at the head, in order; a held one drops the link. */
+  private flushAcks(): void {
+    while (this.acks.length > 0) {
+      const head = this.acks[0]!;
+      if (head.disposition === null || head.send === null) return;
+      this.acks.shift();
+      if (head.disposition === 'ack') {
+        head.send();
+        continue;
+      }
+      // Not stored: no PUBACK. Drop the connection so the broker keeps the message in the session
+      // and redelivers it when we are back (holding the ack would stall every message behind it).
+      this.acks = [];
+      if (this.client.stream?.destroyed) return;
+      this.log.warn(
+        { topic: head.topic },
+        'message not stored: not acknowledged; reconnecting for redelivery',
+      );
+      this.client.stream?.destroy();
       return;
     }
-    // Not stored: no PUBACK. Drop the connection so the broker keeps the message in the session
-    // and redelivers it when we are back (holding the ack would stall every message behind it).
-    // Several messages held on one connection destroy it once: a destroyed stream ignores it.
-    if (this.client.stream?.destroyed) return;
-    this.log.warn(
-      { topic: packet.topic },
-      'message not stored: not acknowledged; reconnecting for redelivery',
-    );
-    this.client.stream?.destroy();
   }
 
   publish(topic: string, payload: string, options: { retain: boolean }): Promise<void> {

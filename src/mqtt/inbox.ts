@@ -96,6 +96,15 @@ export class Inbox {
   private readonly now: () => number;
   /** Whether the last instruction met a synchronized clock (logged when it changes). */
   private lastSynchronized: boolean | null = null;
+  /** Messages of this turn, stored together by `flush`. */
+  private readonly pending: Array<{
+    topic: string;
+    payload: Buffer;
+    resolve: (disposition: Disposition) => void;
+    reject: (error: unknown) => void;
+  }> = [];
+  /** During a flush: what runs once its commit is done. */
+  private after: Array<() => void> | null = null;
 
   constructor(
     private readonly store: JobStore,
@@ -119,25 +128,71 @@ export class Inbox {
     };
   }
 
-  async handle(topic: string, payload: Buffer): Promise<Disposition> {
+  /**
+   * Opens, stores and settles a message. The messages that arrive in one turn of the event loop
+   * (a burst: up to the broker's in-flight window) are stored in one commit, each in a savepoint
+   * of its own, and each settles after that commit (decision 211): one fsync for the burst
+   * instead of one per message. A store that cannot commit settles every message of the turn
+   * `hold`; a bug in one message's handling rejects that message alone.
+   */
+  handle(topic: string, payload: Buffer): Promise<Disposition> {
+    return new Promise((resolve, reject) => {
+      this.pending.push({ topic, payload, resolve, reject });
+      if (this.pending.length === 1) setImmediate(() => this.flush());
+    });
+  }
+
+  private flush(): void {
+    const batch = this.pending.splice(0);
+    const outcomes: Array<{ disposition: Disposition } | { error: unknown }> = [];
+    const after: Array<() => void> = [];
     try {
-      const result = this.process(topic, payload);
-      this.hooks.storeFault(null);
-      return result;
+      this.store.inOneCommit('storing messages', () => {
+        for (const message of batch) {
+          // This message's logs: kept only when its savepoint is.
+          const mine: Array<() => void> = [];
+          this.after = mine;
+          try {
+            const disposition = this.store.inOneCommit('storing a message', () =>
+              this.process(message.topic, message.payload),
+            );
+            outcomes.push({ disposition });
+            after.push(...mine);
+          } catch (error) {
+            if (isStoreError(error)) throw error;
+            outcomes.push({ error });
+          }
+        }
+      });
     } catch (error) {
-      if (
-        error instanceof AgentError &&
-        (error.code === 'STORE_FULL' || error.code === 'STORE_FAILED')
-      ) {
-        this.log.error(
-          { code: error.code, err: error.message },
-          'cannot store the message: not acknowledged',
-        );
-        this.hooks.storeFault(error);
-        return 'hold';
+      this.after = null;
+      if (!isStoreError(error)) {
+        for (const message of batch) message.reject(error);
+        return;
       }
-      throw error;
+      this.log.error(
+        { code: error.code, err: error.message, messages: batch.length },
+        'cannot store the message: not acknowledged',
+      );
+      this.hooks.storeFault(error);
+      for (const message of batch) message.resolve('hold');
+      return;
     }
+    this.after = null;
+    this.hooks.storeFault(null);
+    // What the messages' handling logs and triggers, once it is committed.
+    for (const then of after) then();
+    batch.forEach((message, i) => {
+      const outcome = outcomes[i]!;
+      if ('disposition' in outcome) message.resolve(outcome.disposition);
+      else message.reject(outcome.error);
+    });
+  }
+
+  /** Runs `then` after the commit of the message being stored (logs, a status request). */
+  private later(then: () => void): void {
+    if (this.after) this.after.push(then);
+    else then();
   }
 
   private process(topic: string, payload: Buffer): Disposition {
@@ -148,7 +203,7 @@ export class Inbox {
           ? 'command'
           : null;
     if (kind === null) {
-      this.log.warn({ topic }, 'message on an unexpected topic ignored');
+      this.later(() => this.log.warn({ topic }, 'message on an unexpected topic ignored'));
       return 'ack';
     }
     const identity = { appId: this.options.appId, storeKey: this.options.storeKey };
@@ -197,9 +252,11 @@ export class Inbox {
   ): void {
     if (result.status === 'duplicate') {
       const jobId = routedJobId(instruction.jobId, route.role, instruction.printer !== undefined);
-      this.log.info(
-        { jobId, orderNo: instruction.orderNo, printer: route.role, matchedOn: result.matchedOn },
-        'duplicate instruction',
+      this.later(() =>
+        this.log.info(
+          { jobId, orderNo: instruction.orderNo, printer: route.role, matchedOn: result.matchedOn },
+          'duplicate instruction',
+        ),
       );
       this.store.recordEvent(
         this.event({
@@ -214,29 +271,34 @@ export class Inbox {
         }),
       );
     } else if (fresh.failed) {
-      this.log.warn(
-        {
-          jobId: result.job.jobId,
-          orderNo: instruction.orderNo,
-          id: result.job.id,
-          createTime: instruction.createTime,
-          code: fresh.failed.code,
-        },
-        `stale instruction stored failed, not printed: ${fresh.failed.message}`,
+      const failed = fresh.failed;
+      this.later(() =>
+        this.log.warn(
+          {
+            jobId: result.job.jobId,
+            orderNo: instruction.orderNo,
+            id: result.job.id,
+            createTime: instruction.createTime,
+            code: failed.code,
+          },
+          `stale instruction stored failed, not printed: ${failed.message}`,
+        ),
       );
     } else {
-      this.log.info(
-        {
-          jobId: result.job.jobId,
-          orderNo: instruction.orderNo,
-          id: result.job.id,
-          printer: route.role,
-          ...(route.layout !== 'receipt' ? { layout: route.layout } : {}),
-          ...(fresh.warnings ? { warnings: fresh.warnings.map((w) => w.code) } : {}),
-          // A catch-up record judged stale by this agent's clock gave the order's row up.
-          ...(result.replaced ? { replacedStaleCatchUp: result.replaced.jobId } : {}),
-        },
-        'instruction queued',
+      this.later(() =>
+        this.log.info(
+          {
+            jobId: result.job.jobId,
+            orderNo: instruction.orderNo,
+            id: result.job.id,
+            printer: route.role,
+            ...(route.layout !== 'receipt' ? { layout: route.layout } : {}),
+            ...(fresh.warnings ? { warnings: fresh.warnings.map((w) => w.code) } : {}),
+            // A catch-up record judged stale by this agent's clock gave the order's row up.
+            ...(result.replaced ? { replacedStaleCatchUp: result.replaced.jobId } : {}),
+          },
+          'instruction queued',
+        ),
       );
     }
   }
@@ -278,17 +340,21 @@ export class Inbox {
     if (reading.synchronized === this.lastSynchronized) return;
     this.lastSynchronized = reading.synchronized;
     if (reading.synchronized)
-      this.log.info({ clock: reading.source }, `${reading.detail}: instruction ages are checked`);
+      this.later(() =>
+        this.log.info({ clock: reading.source }, `${reading.detail}: instruction ages are checked`),
+      );
     else
-      this.log.warn(
-        { clock: reading.source },
-        `${reading.detail}: instruction ages are not checked (CLOCK_UNSYNCHRONIZED in job events)`,
+      this.later(() =>
+        this.log.warn(
+          { clock: reading.source },
+          `${reading.detail}: instruction ages are not checked (CLOCK_UNSYNCHRONIZED in job events)`,
+        ),
       );
   }
 
   private command(command: Command, raw: string): Disposition {
     if (command.type === 'status') {
-      this.hooks.statusRequested();
+      this.later(() => this.hooks.statusRequested());
       this.store.recordEvent(
         this.event({
           jobId: `command:${command.commandId}`,
@@ -344,9 +410,11 @@ export class Inbox {
     const commandId = kind === 'command' ? id('commandId') : null;
     const jobId = kind === 'print' ? id('jobId') : commandId ? `command:${commandId}` : null;
     const orderNo = id('orderNo');
-    this.log.warn(
-      { kind, code: error.code, reason: error.message, jobId, orderNo },
-      'message rejected',
+    this.later(() =>
+      this.log.warn(
+        { kind, code: error.code, reason: error.message, jobId, orderNo },
+        'message rejected',
+      ),
     );
     this.store.recordEvent(
       this.event({
@@ -359,6 +427,12 @@ export class Inbox {
     );
     return 'ack' as const;
   }
+}
+
+function isStoreError(error: unknown): error is AgentError {
+  return (
+    error instanceof AgentError && (error.code === 'STORE_FULL' || error.code === 'STORE_FAILED')
+  );
 }
 
 /** An age in days for messages: `8.2 days`, or hours under two days. */

@@ -5,7 +5,9 @@
  * while it is not, createTime read in the service's zone, duplicates first.
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
+import type { Database as SqliteDatabase } from 'better-sqlite3';
 import { ClockSync } from '../../src/host/clock-sync.js';
 import type { JobStore } from '../../src/jobs/store.js';
 import { createLogger } from '../../src/logging.js';
@@ -229,6 +231,94 @@ describe('inbox: freshness (print-protocol v1.1 §4)', () => {
           ['P-2', 'failed', 'STALE_ORDER'],
         ],
       );
+    } finally {
+      r.store.close();
+    }
+  });
+});
+
+describe('inbox: the messages of one turn share one commit (decision 211)', () => {
+  /** Commit frames in the WAL since `start()` (a frame header's bytes 4-7: db size on a commit). */
+  function walCommits(store: JobStore) {
+    const raw = (store as unknown as { db: { db: SqliteDatabase } }).db.db;
+    raw.pragma('wal_autocheckpoint = 0');
+    raw.pragma('wal_checkpoint(TRUNCATE)');
+    return () => {
+      const pageSize = Number(raw.pragma('page_size', { simple: true }));
+      const wal = readFileSync(`${store.path}-wal`);
+      let commits = 0;
+      for (let at = 32; at + 24 <= wal.length; at += 24 + pageSize) {
+        if (wal.readUInt32BE(at + 4) !== 0) commits++;
+      }
+      return commits;
+    };
+  }
+
+  it('stores a burst, a duplicate and a forgery in one commit, each settled ack, events in order', async () => {
+    const r = rig();
+    try {
+      await r.inbox.handle(T.print, body(instruction(1)));
+      r.events();
+      const commits = walCommits(r.store);
+      const forged = JSON.parse(body(instruction(20)).toString()) as { sign: string };
+      forged.sign = Buffer.from('not a signature').toString('base64');
+      const messages = [
+        body(instruction(2)),
+        body(instruction(1)), // stored by the turn before: a duplicate
+        Buffer.from(JSON.stringify(forged)),
+        ...Array.from({ length: 7 }, (_, i) => body(instruction(3 + i))),
+      ];
+      // Handed over in one turn, as mqtt.js hands over the messages of one read.
+      const settled = await Promise.all(messages.map((m) => r.inbox.handle(T.print, m)));
+      assert.deepEqual(settled, Array(messages.length).fill('ack'));
+      assert.equal(commits(), 1, 'one commit for the turn');
+      assert.deepEqual(
+        r.events().map((e) => `${e.jobId} ${e.state}`),
+        [
+          'P-2 queued',
+          'P-1 duplicate',
+          'null rejected', // unsigned: it names nothing
+          ...Array.from({ length: 7 }, (_, i) => `P-${3 + i} queued`),
+        ],
+      );
+      assert.equal(r.store.list().length, 9, 'P-1 to P-9');
+    } finally {
+      r.store.close();
+    }
+  });
+
+  it('a message whose handling fails is undone alone: the others of its turn are stored and acked', async () => {
+    const r = rig();
+    try {
+      const enqueue = r.store.enqueueOrder.bind(r.store);
+      // A bug after the job's own writes: its savepoint must take them back.
+      r.store.enqueueOrder = (order, routes, options) => {
+        const results = enqueue(order, routes, options);
+        if (order.kind === 'instruction' && order.instruction.jobId === 'P-2')
+          throw new Error('a bug');
+        return results;
+      };
+      const outcomes = await Promise.allSettled(
+        [1, 2, 3].map((n) => r.inbox.handle(T.print, body(instruction(n)))),
+      );
+      assert.deepEqual(
+        outcomes.map((o) => o.status),
+        ['fulfilled', 'rejected', 'fulfilled'],
+      );
+      assert.deepEqual(
+        r.store
+          .list()
+          .map((j) => j.jobId)
+          .sort(),
+        ['P-1', 'P-3'],
+      );
+      assert.deepEqual(
+        r.events().map((e) => `${e.jobId} ${e.state}`),
+        ['P-1 queued', 'P-3 queued'],
+      );
+      // Logged once committed, and only for what was.
+      const queued = r.log.filter((l) => l.includes('instruction queued'));
+      assert.equal(queued.length, 2, queued.join('\n'));
     } finally {
       r.store.close();
     }

@@ -71,7 +71,9 @@ export class JobDatabase {
    * per call (a sixth of the store's own CPU per job; issue 16). The driver's nesting rules
    * (a write inside a write becomes a savepoint) are the same.
    */
-  private readonly transaction: { immediate(fn: () => unknown): unknown };
+  private readonly transaction: ((fn: () => unknown) => unknown) & {
+    immediate(fn: () => unknown): unknown;
+  };
 
   private constructor(db: Database.Database, path: string, now: () => number) {
     this.db = db;
@@ -122,6 +124,11 @@ export class JobDatabase {
     return this.db.open;
   }
 
+  /** Inside `read`/`write`'s function: what is written commits with the outermost one. */
+  get inTransaction(): boolean {
+    return this.db.inTransaction;
+  }
+
   /** A prepared statement, prepared once per connection and SQL text. */
   statement(sql: string): Database.Statement {
     let s = this.statements.get(sql);
@@ -148,6 +155,16 @@ export class JobDatabase {
     } catch (error) {
       throw storeError(error, doing);
     }
+  }
+
+  /**
+   * Inside `write`'s function: `fn` in a savepoint, undone alone when it throws. Its error goes on
+   * unchanged (the store's own calls inside it name their errors already; anything else is a bug
+   * of the caller's, not the database's).
+   */
+  savepoint<T>(fn: () => T): T {
+    if (!this.db.inTransaction) throw new Error('savepoint outside a write transaction');
+    return this.transaction(fn) as T;
   }
 
   /**
