@@ -64,6 +64,13 @@ export interface MqttConnectionOptions {
 /** mqtt.js's debug log, switched off (the agent's own log says what happens on the link). */
 function noLog(): void {}
 
+/**
+ * Messages the broker may have in flight to the agent (MQTT 5 Receive Maximum), and so the most
+ * one commit of the inbox holds: Mosquitto's own `max_inflight_messages` default, which MQTT
+ * 3.1.1 links get from the broker's side.
+ */
+export const RECEIVE_MAXIMUM = 20;
+
 /** mqtt.js's refusal codes for an MQTT version the broker does not speak (3.1.1: 1; MQTT 5: 0x84). */
 const VERSION_REFUSED = new Set([1, 0x84]);
 /** Connections in a row closed by the broker before any CONNACK, before the MQTT 3.1.1 hint. */
@@ -103,6 +110,9 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
    * closes: the broker redelivers what was not acknowledged.
    */
   private acks: AckSlot[] = [];
+  /** mqtt.js's callback for a message past RECEIVE_MAXIMUM unsent PUBACKs, until they are fewer. */
+  private parked: (() => void) | null = null;
+  private flushing = false;
   private attempts = 0;
   /** This attempt's TLS failure is logged already. */
   private tlsLogged = false;
@@ -150,6 +160,10 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
         ? {
             properties: {
               sessionExpiryInterval: options.sessionExpirySec,
+              // Flow control (MQTT 5 §3.1.2.11.3): without it Mosquitto pushed a whole burst in
+              // at once (batches of 2,500). The connection enforces it itself too (mqtt.js parked
+              // on the 21st): MQTT 3.1.1 has no such field (decision 211).
+              receiveMaximum: RECEIVE_MAXIMUM,
               ...(options.maxPacketBytes !== undefined
                 ? { maximumPacketSize: options.maxPacketBytes }
                 : {}),
@@ -189,7 +203,7 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
       slot.send = () => sendPacket(packet);
       // mqtt.js's callback: it goes on to the next message now.
       (rest[0] as (() => void) | undefined)?.();
-      this.flushAcks();
+      if (!this.flushing) this.flushAcks();
     };
     // Before connect(): a resumed session delivers its queue right after CONNACK.
     this.client.handleMessage = (packet: IPublishPacket, callback: (error?: Error) => void) => {
@@ -200,8 +214,11 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
         send: packet.qos > 0 ? null : () => undefined,
       };
       this.acks.push(slot);
-      // mqtt.js makes the PUBACK (taken into the slot) and parses the next message.
-      callback();
+      // mqtt.js makes the PUBACK (taken into the slot) and parses the next message, unless
+      // RECEIVE_MAXIMUM messages wait for theirs already: then it waits too, and with it the
+      // socket, so no broker can push more into the process than that (`flushAcks` lets it go).
+      if (this.acks.length <= RECEIVE_MAXIMUM) callback();
+      else this.parked = callback;
       // handle() catches what the inbox throws; this catch is for a bug in handle itself, which
       // must not become an unhandled rejection (reliability guarantee 11: the daemon stays up).
       this.handle(packet, slot).catch((error: unknown) =>
@@ -254,6 +271,7 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
       // Not acknowledged on that connection: the broker redelivers them on the next one, under
       // new packet ids (a late settle of these slots sends nothing).
       this.acks = [];
+      this.parked = null;
       this.tlsLogged = false;
       // Closed by the broker without a CONNACK or an error of its own: how RabbitMQ 3.x answers
       // MQTT 5 (not a CONNACK that never came: mqtt.js closes that one itself).
@@ -350,7 +368,22 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
 
   /** Sends the PUBACKs of the settled messages at the head, in order; a held one drops the link. */
   private flushAcks(): void {
+    this.flushing = true;
+    try {
+      this.sendSettled();
+    } finally {
+      this.flushing = false;
+    }
+  }
+
+  private sendSettled(): void {
     while (this.acks.length > 0) {
+      if (this.parked && this.acks.length <= RECEIVE_MAXIMUM) {
+        // Room again: mqtt.js makes the parked message's PUBACK (into its slot) and goes on.
+        const parked = this.parked;
+        this.parked = null;
+        parked();
+      }
       const head = this.acks[0]!;
       if (head.disposition === null || head.send === null) return;
       this.acks.shift();
@@ -361,6 +394,7 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
       // Not stored: no PUBACK. Drop the connection so the broker keeps the message in the session
       // and redelivers it when we are back (holding the ack would stall every message behind it).
       this.acks = [];
+      this.parked = null;
       if (this.client.stream?.destroyed) return;
       this.log.warn(
         { topic: head.topic },

@@ -45,7 +45,7 @@ import {
 } from '../protocol/print-protocol.js';
 import type { RsaKey, SignatureScheme } from '../protocol/signing.js';
 import { formatTimestamp, wallClockMs } from '../protocol/time.js';
-import type { Disposition } from './connection.js';
+import { type Disposition, RECEIVE_MAXIMUM } from './connection.js';
 
 export const DEFAULT_FRESHNESS_MAX_AGE_MS = ANTI_REPLAY_DEFAULT_DAYS * 24 * 60 * 60_000;
 
@@ -138,11 +138,15 @@ export class Inbox {
   handle(topic: string, payload: Buffer): Promise<Disposition> {
     return new Promise((resolve, reject) => {
       this.pending.push({ topic, payload, resolve, reject });
-      if (this.pending.length === 1) setImmediate(() => this.flush());
+      // A broker that ignores the Receive Maximum cannot make a turn's commit (and the memory it
+      // holds) larger than that: a full batch is stored at once.
+      if (this.pending.length >= RECEIVE_MAXIMUM) this.flush();
+      else if (this.pending.length === 1) setImmediate(() => this.flush());
     });
   }
 
   private flush(): void {
+    if (this.pending.length === 0) return;
     const batch = this.pending.splice(0);
     const outcomes: Array<{ disposition: Disposition } | { error: unknown }> = [];
     const after: Array<() => void> = [];

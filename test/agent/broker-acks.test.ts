@@ -10,7 +10,7 @@ import { once } from 'node:events';
 import { after, before, describe, it } from 'node:test';
 import mqtt from 'mqtt';
 import { createLogger } from '../../src/logging.js';
-import { type Disposition, MqttConnection } from '../../src/mqtt/connection.js';
+import { type Disposition, MqttConnection, RECEIVE_MAXIMUM } from '../../src/mqtt/connection.js';
 import { Mosquitto, skipWithoutMosquitto } from '../helpers/mosquitto.js';
 import { waitFor } from '../helpers/waiting.js';
 
@@ -24,18 +24,20 @@ describe('the broker connection: PUBACKs after settling, in order', {
 }, () => {
   let broker: Mosquitto;
   before(async () => {
-    broker = await Mosquitto.start();
+    // More in flight than the agent's window: on MQTT 3.1.1 (no Receive Maximum to ask for),
+    // only the connection itself keeps the broker from pushing them all at once.
+    broker = await Mosquitto.start({ extraConfig: ['max_inflight_messages 100'] });
   });
   after(async () => {
     await broker?.stop();
   });
 
   /** A connection with a persistent session on `topic`, and what it received, in order. */
-  async function connect(name: string) {
+  async function connect(name: string, protocolVersion: 4 | 5 = 5) {
     const connection = new MqttConnection(
       {
         url: broker.url,
-        protocolVersion: 5,
+        protocolVersion,
         clientId: `acks-${name}`,
         keepaliveSec: 30,
         sessionExpirySec: 300,
@@ -140,6 +142,32 @@ describe('the broker connection: PUBACKs after settling, in order', {
         ['h1', 'h2'],
       );
       for (const r of c.received) r.settle('ack');
+    } finally {
+      await c.connection.end();
+    }
+  });
+
+  it('MQTT 3.1.1 to a broker with a wider window: at most RECEIVE_MAXIMUM unsettled and one parked, then one more per settle', async () => {
+    const c = await connect('bound', 4);
+    try {
+      // All of them with the broker before the first reaches the agent's handler.
+      await publish(
+        'acks/bound',
+        Array.from({ length: RECEIVE_MAXIMUM + 5 }, (_, i) => `b${i + 1}`),
+      );
+      await waitFor('the first batch', () => c.received.length >= RECEIVE_MAXIMUM + 1);
+      // The window's twenty, and the one whose PUBACK mqtt.js could not make yet (parked).
+      assert.equal(c.received.length, RECEIVE_MAXIMUM + 1);
+      c.received[0]!.settle('ack');
+      await waitFor('one more', () => c.received.length >= RECEIVE_MAXIMUM + 2);
+      assert.equal(c.received.length, RECEIVE_MAXIMUM + 2);
+      for (const r of c.received) r.settle('ack');
+      await waitFor('all', () => c.received.length === RECEIVE_MAXIMUM + 5);
+      for (const r of c.received.slice(RECEIVE_MAXIMUM + 2)) r.settle('ack');
+      assert.deepEqual(
+        c.received.map((r) => r.payload),
+        Array.from({ length: RECEIVE_MAXIMUM + 5 }, (_, i) => `b${i + 1}`),
+      );
     } finally {
       await c.connection.end();
     }

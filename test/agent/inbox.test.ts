@@ -11,6 +11,7 @@ import type { Database as SqliteDatabase } from 'better-sqlite3';
 import { ClockSync } from '../../src/host/clock-sync.js';
 import type { JobStore } from '../../src/jobs/store.js';
 import { createLogger } from '../../src/logging.js';
+import { RECEIVE_MAXIMUM } from '../../src/mqtt/connection.js';
 import { Inbox, type InboxOptions } from '../../src/mqtt/inbox.js';
 import {
   buildEnvelope,
@@ -282,6 +283,22 @@ describe('inbox: the messages of one turn share one commit (decision 211)', () =
         ],
       );
       assert.equal(r.store.list().length, 9, 'P-1 to P-9');
+    } finally {
+      r.store.close();
+    }
+  });
+
+  it('a turn holds at most RECEIVE_MAXIMUM messages: a full batch is committed at once', async () => {
+    const r = rig();
+    try {
+      const commits = walCommits(r.store);
+      const n = RECEIVE_MAXIMUM + 5;
+      const settled = await Promise.all(
+        Array.from({ length: n }, (_, i) => r.inbox.handle(T.print, body(instruction(i + 1)))),
+      );
+      assert.deepEqual(settled, Array(n).fill('ack'));
+      assert.equal(commits(), 2, 'twenty in one commit, five in the next');
+      assert.equal(r.store.list().length, n);
     } finally {
       r.store.close();
     }
