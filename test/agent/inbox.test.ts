@@ -5,9 +5,7 @@
  * while it is not, createTime read in the service's zone, duplicates first.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import type { Database as SqliteDatabase } from 'better-sqlite3';
 import { ClockSync } from '../../src/host/clock-sync.js';
 import type { JobStore } from '../../src/jobs/store.js';
 import { createLogger } from '../../src/logging.js';
@@ -22,7 +20,7 @@ import {
   parseKey,
   topics,
 } from '../../src/protocol/index.js';
-import { acknowledged, openStore } from '../jobs/fixtures.js';
+import { acknowledged, openStore, walCommitCounter } from '../jobs/fixtures.js';
 
 const pair = generateKeyPair();
 const serviceKey = parseKey(pair.privatePem, 'private');
@@ -239,28 +237,12 @@ describe('inbox: freshness (print-protocol v1.1 §4)', () => {
 });
 
 describe('inbox: the messages of one turn share one commit (decision 211)', () => {
-  /** Commit frames in the WAL since `start()` (a frame header's bytes 4-7: db size on a commit). */
-  function walCommits(store: JobStore) {
-    const raw = (store as unknown as { db: { db: SqliteDatabase } }).db.db;
-    raw.pragma('wal_autocheckpoint = 0');
-    raw.pragma('wal_checkpoint(TRUNCATE)');
-    return () => {
-      const pageSize = Number(raw.pragma('page_size', { simple: true }));
-      const wal = readFileSync(`${store.path}-wal`);
-      let commits = 0;
-      for (let at = 32; at + 24 <= wal.length; at += 24 + pageSize) {
-        if (wal.readUInt32BE(at + 4) !== 0) commits++;
-      }
-      return commits;
-    };
-  }
-
   it('stores a burst, a duplicate and a forgery in one commit, each settled ack, events in order', async () => {
     const r = rig();
     try {
       await r.inbox.handle(T.print, body(instruction(1)));
       r.events();
-      const commits = walCommits(r.store);
+      const commits = walCommitCounter(r.store);
       const forged = JSON.parse(body(instruction(20)).toString()) as { sign: string };
       forged.sign = Buffer.from('not a signature').toString('base64');
       const messages = [
@@ -291,7 +273,7 @@ describe('inbox: the messages of one turn share one commit (decision 211)', () =
   it('a turn holds at most RECEIVE_MAXIMUM messages: a full batch is committed at once', async () => {
     const r = rig();
     try {
-      const commits = walCommits(r.store);
+      const commits = walCommitCounter(r.store);
       const n = RECEIVE_MAXIMUM + 5;
       const settled = await Promise.all(
         Array.from({ length: n }, (_, i) => r.inbox.handle(T.print, body(instruction(i + 1)))),

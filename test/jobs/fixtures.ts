@@ -3,9 +3,10 @@
  * tests fast), a store in a fresh temp dir, printers on emulator TCP endpoints, and a reader of
  * the emulator's paper that splits it into receipts, so tests can say "printed once, unmarked".
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Database as SqliteDatabase } from 'better-sqlite3';
 import {
   listenTcp,
   renderText,
@@ -154,4 +155,25 @@ export function acknowledged(store: JobStore, entries: readonly OutboxEntry[]): 
   if (last === undefined) return;
   store.acknowledgeOutbox(last.id);
   store.sweepOutbox();
+}
+
+/**
+ * Counts the store's commits from now on: checkpoints stop and the WAL starts empty, and the
+ * returned function counts its commit frames (a frame header is 24 bytes after the 32-byte file
+ * header; bytes 4-7 hold the database size after the commit on a commit's last frame, 0 on the
+ * others).
+ */
+export function walCommitCounter(store: JobStore): () => number {
+  const raw = (store as unknown as { db: { db: SqliteDatabase } }).db.db;
+  raw.pragma('wal_autocheckpoint = 0');
+  raw.pragma('wal_checkpoint(TRUNCATE)');
+  return () => {
+    const pageSize = Number(raw.pragma('page_size', { simple: true }));
+    const wal = readFileSync(`${store.path}-wal`);
+    let commits = 0;
+    for (let at = 32; at + 24 <= wal.length; at += 24 + pageSize) {
+      if (wal.readUInt32BE(at + 4) !== 0) commits++;
+    }
+    return commits;
+  };
 }

@@ -5,9 +5,7 @@
  * conditions with deadlines, never for a fixed time.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { after, describe, it } from 'node:test';
-import type { Database as SqliteDatabase } from 'better-sqlite3';
 import { AgentError } from '../../src/errors.js';
 import type { Job } from '../../src/jobs/job.js';
 import { type JobPrinter, Spooler, type SpoolerOptions } from '../../src/jobs/spooler.js';
@@ -24,6 +22,7 @@ import {
   PROFILE,
   pad,
   printedReceipts,
+  walCommitCounter,
 } from './fixtures.js';
 
 const FAST_BACKOFF = { initialMs: 20, maxMs: 200 };
@@ -277,25 +276,16 @@ describe('spooler against the emulator', () => {
   it("records a confirmed job with the next job's printing, in one commit (decision 206)", async () => {
     const store = openStore('group-commit');
     cleanup.push(() => store.close());
-    const raw = (store as unknown as { db: { db: SqliteDatabase } }).db.db;
     const jobs = 6;
     for (let i = 1; i <= jobs; i++) store.enqueueInstruction(instruction(i));
     // Every commit from here on stays in the WAL, counted by its commit frames.
-    raw.pragma('wal_autocheckpoint = 0');
-    raw.pragma('wal_checkpoint(TRUNCATE)');
+    const walCommits = walCommitCounter(store);
     const rig = await printerRig();
     const s = spooler(store, [{ id: 'receipt', printer: rig.printer, profile: PROFILE }]);
     s.start();
     await waitFor(`${jobs} printed`, () => store.countByState().printed === jobs);
     await s.stop();
-    // A WAL frame header is 24 bytes after the 32-byte file header; bytes 4-7 hold the database
-    // size after the commit on a commit's last frame, 0 on the others.
-    const pageSize = Number(raw.pragma('page_size', { simple: true }));
-    const wal = readFileSync(`${store.path}-wal`);
-    let commits = 0;
-    for (let at = 32; at + 24 <= wal.length; at += 24 + pageSize) {
-      if (wal.readUInt32BE(at + 4) !== 0) commits++;
-    }
+    const commits = walCommits();
     // The first job's printing alone, each next printing with the previous printed, the last
     // printed alone: jobs + 1 commits, where one commit per transition would be 2 * jobs.
     assert.equal(commits, jobs + 1);
