@@ -1,6 +1,7 @@
 /**
  * The production build's footprint on a Pi's terms (issue 16): `node dist/cli.js run --config`,
- * exactly what the unit runs (with the unit's environment: NODE_OPTIONS, MALLOC_ARENA_MAX), in a
+ * exactly what the unit runs (with the unit's environment: NODE_OPTIONS, MALLOC_ARENA_MAX, and the
+ * Node options of the file's first line, `entryNodeOptions`), in a
  * child process against a real Mosquitto and the emulator.
  *
  * 1. Start: exec -> the agent's `online` status on the broker, median of 5 starts. Baseline, same
@@ -10,8 +11,8 @@
  *    same 10 s (/proc/PID/status VmRSS; no forced GC: what `ps` shows on the Pi).
  * 3. CPU per printed job: the agent's user + system time (/proc/PID/stat, all its threads) over
  *    10,000 signed instructions (300 with --quick) published at once, each printed on the emulator
- *    and reported `printed`, per job, after 200 not counted (the JIT compiles on its own threads).
- *    Then the agent's RSS right after those jobs and 30 s later (idle again), beside its RSS idle
+ *    and reported `printed`, per job, after 2,000 (200 with --quick) counted apart: the JIT
+ *    compiles on its own threads while those print (`WARM_JOBS`). Then the agent's RSS right after those jobs and 30 s later (idle again), beside its RSS idle
  *    after start. Baselines: a bare mqtt.js relay in a child process that parses each message and
  *    writes pre-rendered bytes to a second emulator, per message; and the floor of this design (bench/floor.ts) in a child
  *    process (bench/floor-relay.child.ts): the same commits and printer round trips as the agent.
@@ -30,7 +31,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import mqtt from 'mqtt';
-import { bundle } from '../packaging/bundle.js';
+import { bundle, entryNodeOptions } from '../packaging/bundle.js';
 import { buildEnvelope } from '../src/protocol/envelope.js';
 import { topics } from '../src/protocol/print-protocol.js';
 import { generateKeyPair, parseKey } from '../src/protocol/signing.js';
@@ -49,8 +50,13 @@ const STORE_KEY = 'sk-bench-e2e';
 const PREFIX = 'printer-agent/v1';
 const STARTS = 5;
 const JOBS = 10_000;
-/** Jobs printed before CPU is counted: the JIT compiles the hot paths on its own threads first. */
-const WARM_JOBS = 200;
+/**
+ * Jobs printed before CPU is counted: V8 compiles the hot paths on its own threads first. 200 were
+ * too few: its compiler threads went on for 25 s into a 10,000-job burst after them, 0.06 ms per
+ * counted job (perf, 2026-11-28). The warm-up's own CPU per job is reported beside.
+ */
+const WARM_JOBS = 2000;
+const QUICK_WARM_JOBS = 200;
 const WAIT_MS = 300_000;
 const CLOCK_TICK_MS = 1000 / Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }));
 
@@ -121,6 +127,8 @@ export async function benchFootprint(quick: boolean): Promise<Comparison[]> {
   // The production build, current: what `npm run build` makes.
   await bundle();
   const cli = join(ROOT, 'dist', 'cli.js');
+  // What its first line gives Node when `printer-agent run` starts it (decision 213).
+  const nodeOptions = entryNodeOptions(cli);
   const dir = mkdtempSync(join(tmpdir(), 'pa-bench-footprint-'));
   const broker = await Mosquitto.start();
   const cleanup: Array<() => Promise<unknown> | unknown> = [() => broker.stop()];
@@ -185,10 +193,14 @@ export async function benchFootprint(quick: boolean): Promise<Comparison[]> {
         (topic, p) => topic === t.status && p.includes('"online":true'),
       );
       const started = performance.now();
-      agent = spawn(process.execPath, [...agentNodeArgs, cli, 'run', '--config', config], {
-        stdio: 'inherit',
-        env: { ...process.env, ...unitEnvironment() },
-      });
+      agent = spawn(
+        process.execPath,
+        [...nodeOptions, ...agentNodeArgs, cli, 'run', '--config', config],
+        {
+          stdio: 'inherit',
+          env: { ...process.env, ...unitEnvironment() },
+        },
+      );
       await online;
       agentStarts.push(performance.now() - started);
       if (i < STARTS - 1) {
@@ -223,7 +235,8 @@ export async function benchFootprint(quick: boolean): Promise<Comparison[]> {
 
     // --- 3. CPU per printed job (after a warm-up batch) ---
     const jobs = quick ? 300 : JOBS;
-    const envelopes = Array.from({ length: WARM_JOBS + jobs }, (_, i) =>
+    const warmJobs = quick ? QUICK_WARM_JOBS : WARM_JOBS;
+    const envelopes = Array.from({ length: warmJobs + jobs }, (_, i) =>
       JSON.stringify(
         buildEnvelope({
           appId: APP_ID,
@@ -248,12 +261,14 @@ export async function benchFootprint(quick: boolean): Promise<Comparison[]> {
     cleanup.push(() => publisher.endAsync());
     const publishAll = (bodies: string[], topic: string) =>
       Promise.all(bodies.map((body) => publisher.publishAsync(topic, body, { qos: 1 })));
-    const warmed = printedUpTo(WARM_JOBS);
-    await publishAll(envelopes.slice(0, WARM_JOBS), t.print);
+    const warmed = printedUpTo(warmJobs);
+    const agentWarmCpuBefore = cpuMs(agent!.pid!);
+    await publishAll(envelopes.slice(0, warmJobs), t.print);
     await warmed;
-    const allPrinted = printedUpTo(WARM_JOBS + jobs);
+    const agentWarmCpu = (cpuMs(agent!.pid!) - agentWarmCpuBefore) / warmJobs;
+    const allPrinted = printedUpTo(warmJobs + jobs);
     const agentCpuBefore = cpuMs(agent!.pid!);
-    await publishAll(envelopes.slice(WARM_JOBS), t.print);
+    await publishAll(envelopes.slice(warmJobs), t.print);
     await allPrinted;
     const agentCpu = (cpuMs(agent!.pid!) - agentCpuBefore) / jobs;
     const agentRssAfter = rssMb(agent!.pid!);
@@ -266,7 +281,7 @@ export async function benchFootprint(quick: boolean): Promise<Comparison[]> {
     const relayEmulator = await countingEmulator();
     cleanup.push(() => relayEmulator.endpoint.close());
     const receipts = Object.fromEntries(
-      Array.from({ length: WARM_JOBS + jobs }, (_, i) => {
+      Array.from({ length: warmJobs + jobs }, (_, i) => {
         const rendered = renderReceipt({
           source: { kind: 'instruction', instruction: benchInstruction(100_000 + i) },
           profile: getProfile('generic-80mm'),
@@ -298,16 +313,22 @@ export async function benchFootprint(quick: boolean): Promise<Comparison[]> {
       emulator: Awaited<ReturnType<typeof countingEmulator>>,
       topic: string,
     ) => {
-      const warmed = emulator.until(WARM_JOBS);
-      await publishAll(envelopes.slice(0, WARM_JOBS), topic);
+      const warmed = emulator.until(warmJobs);
+      const warmBefore = cpuMs(pid);
+      await publishAll(envelopes.slice(0, warmJobs), topic);
       await warmed;
-      const cut = emulator.until(WARM_JOBS + jobs);
+      const warm = (cpuMs(pid) - warmBefore) / warmJobs;
+      const cut = emulator.until(warmJobs + jobs);
       const before = cpuMs(pid);
-      await publishAll(envelopes.slice(WARM_JOBS), topic);
+      await publishAll(envelopes.slice(warmJobs), topic);
       await cut;
-      return (cpuMs(pid) - before) / jobs;
+      return { warm, counted: (cpuMs(pid) - before) / jobs };
     };
-    const relayCpu = await cpuPerJob(relay.pid!, relayEmulator, 'bench/footprint/relay');
+    const { counted: relayCpu } = await cpuPerJob(
+      relay.pid!,
+      relayEmulator,
+      'bench/footprint/relay',
+    );
 
     // The floor of this design in its own process (bench/floor-relay.child.ts), same receipts.
     const floorEmulator = await countingEmulator();
@@ -323,7 +344,11 @@ export async function benchFootprint(quick: boolean): Promise<Comparison[]> {
     });
     cleanup.push(() => stop(floor));
     await floorReady;
-    const floorCpu = await cpuPerJob(floor.pid!, floorEmulator, 'bench/footprint/floor');
+    const { warm: floorWarmCpu, counted: floorCpu } = await cpuPerJob(
+      floor.pid!,
+      floorEmulator,
+      'bench/footprint/floor',
+    );
 
     const agentStart = median(agentStarts);
     const bareStart = median(bareStarts);
@@ -347,7 +372,7 @@ export async function benchFootprint(quick: boolean): Promise<Comparison[]> {
         megabytes('bare Node', bareRss),
       ),
       compare(
-        `agent RSS after ${(WARM_JOBS + jobs).toLocaleString('en-US')} jobs (1000/MB)`,
+        `agent RSS after ${(warmJobs + jobs).toLocaleString('en-US')} jobs (1000/MB)`,
         megabytes('after', agentRssAfter),
         megabytes('idle after start', agentRss),
       ),
@@ -357,7 +382,7 @@ export async function benchFootprint(quick: boolean): Promise<Comparison[]> {
         megabytes('idle after start', agentRss),
       ),
       compare(
-        `CPU per printed job, ${jobs} jobs after ${WARM_JOBS} (1000/ms)`,
+        `CPU per printed job, ${jobs} jobs after ${warmJobs} (1000/ms)`,
         { name: `agent: ${agentCpu.toFixed(2)} ms`, opsPerSec: 1000 / agentCpu, samples: jobs },
         {
           name: `bare mqtt.js relay: ${relayCpu.toFixed(2)} ms`,
@@ -372,6 +397,19 @@ export async function benchFootprint(quick: boolean): Promise<Comparison[]> {
           name: `the floor, own process: ${floorCpu.toFixed(2)} ms`,
           opsPerSec: 1000 / floorCpu,
           samples: jobs,
+        },
+      ),
+      compare(
+        `CPU per printed job of the first ${warmJobs}, the JIT warming up, vs the floor's (1000/ms)`,
+        {
+          name: `agent: ${agentWarmCpu.toFixed(2)} ms`,
+          opsPerSec: 1000 / agentWarmCpu,
+          samples: warmJobs,
+        },
+        {
+          name: `the floor: ${floorWarmCpu.toFixed(2)} ms`,
+          opsPerSec: 1000 / floorWarmCpu,
+          samples: warmJobs,
         },
       ),
     ];
