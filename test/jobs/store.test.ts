@@ -636,6 +636,11 @@ describe('job store: reading, outbox, cursor, reopening', () => {
         ['job', 'status', 'job'],
       );
       assert.equal((entries[1]!.payload as { at: string }).at, '2026-11-25T00:00:01.000Z');
+      // A limit takes the oldest ones (the reporter reads 50 at a time).
+      assert.deepEqual(
+        store.drainOutbox(2).map((e) => e.id),
+        entries.slice(0, 2).map((e) => e.id),
+      );
       acknowledged(store, entries.slice(0, 2));
       assert.deepEqual(
         store.drainOutbox().map((e) => e.id),

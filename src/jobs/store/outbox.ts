@@ -102,11 +102,17 @@ export class Outbox {
 
   /** The oldest unpublished entries, in the order they were written. */
   drain(limit: number): OutboxEntry[] {
+    // The limit is part of the SQL, not a parameter: SQLite re-prepares a statement each time a
+    // LIMIT parameter is bound (it may plan with the value), 40% of this read's time (perf,
+    // issue 16). Callers pass a constant, so there is one statement per caller.
+    const count = Math.max(0, Math.floor(limit) || 0);
     return this.db.read('reading the outbox', () =>
       (
         this.db
-          .statement("SELECT * FROM outbox WHERE id > ? AND kind <> 'sent' ORDER BY id LIMIT ?")
-          .all(this.acked, limit) as OutboxRow[]
+          .statement(
+            `SELECT * FROM outbox WHERE id > ? AND kind <> 'sent' ORDER BY id LIMIT ${count}`,
+          )
+          .all(this.acked) as OutboxRow[]
       ).map(entryFromRow),
     );
   }
