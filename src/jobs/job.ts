@@ -117,6 +117,87 @@ export interface JobRow {
   updated_at: number;
 }
 
+/** Where each column of a `jobs` row is in a statement's result (`jobColumns`). */
+export type JobColumns = Readonly<Record<keyof JobRow, number>>;
+
+const JOB_COLUMNS: ReadonlyArray<keyof JobRow> = [
+  'id',
+  'source',
+  'kind',
+  'job_id',
+  'order_no',
+  'command_id',
+  'printer',
+  'payload_type',
+  'payload',
+  'state',
+  'attempts',
+  'next_attempt_at',
+  'last_error_code',
+  'last_error_message',
+  'warnings',
+  'notices',
+  'markings',
+  'layout',
+  'items',
+  'held',
+  'source_job',
+  'created_at',
+  'queued_at',
+  'printing_at',
+  'printed_at',
+  'finished_at',
+  'updated_at',
+];
+
+/** The positions of a `jobs` row's columns among a statement's result columns, by name. */
+export function jobColumns(names: readonly string[]): JobColumns {
+  const columns = {} as Record<keyof JobRow, number>;
+  for (const column of JOB_COLUMNS) {
+    const index = names.indexOf(column);
+    if (index < 0) throw new Error(`jobs row without column ${column}: ${names.join(', ')}`);
+    columns[column] = index;
+  }
+  return columns;
+}
+
+/**
+ * A `jobs` row from a raw result array (issue 16): better-sqlite3 builds a row object column by
+ * column through V8's slow path, 5.7 us for a jobs row; this literal takes 3.3 us with the array.
+ */
+export function jobRowFromArray(r: readonly unknown[], c: JobColumns): JobRow {
+  const at = (i: number) => r[i] as never;
+  return {
+    id: at(c.id),
+    source: at(c.source),
+    kind: at(c.kind),
+    job_id: at(c.job_id),
+    order_no: at(c.order_no),
+    command_id: at(c.command_id),
+    printer: at(c.printer),
+    payload_type: at(c.payload_type),
+    payload: at(c.payload),
+    state: at(c.state),
+    attempts: at(c.attempts),
+    next_attempt_at: at(c.next_attempt_at),
+    last_error_code: at(c.last_error_code),
+    last_error_message: at(c.last_error_message),
+    warnings: at(c.warnings),
+    notices: at(c.notices),
+    markings: at(c.markings),
+    layout: at(c.layout),
+    items: at(c.items),
+    held: at(c.held),
+    source_job: at(c.source_job),
+    created_at: at(c.created_at),
+    queued_at: at(c.queued_at),
+    printing_at: at(c.printing_at),
+    printed_at: at(c.printed_at),
+    finished_at: at(c.finished_at),
+    updated_at: at(c.updated_at),
+  };
+}
+
 function parseJson<T>(text: string, fallback: T): T {
   try {
     return JSON.parse(text) as T;

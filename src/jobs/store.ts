@@ -29,12 +29,15 @@ import { faultPoint } from './fault-points.js';
 import {
   FINISHED_STATES,
   type Job,
+  type JobColumns,
   type JobKind,
   type JobReason,
   type JobRow,
   type JobSource,
+  jobColumns,
   jobEvent,
   jobFromRow,
+  jobRowFromArray,
   localTimestamp,
   type PayloadType,
   PENDING_STATES,
@@ -157,6 +160,8 @@ export class JobStore extends EventEmitter<StoreEvents> {
   private readonly outbox: Outbox;
   private readonly meta: Meta;
   private readonly pruning: Pruning;
+  /** See `jobRow`. */
+  private readonly rowColumns = new Map<string, JobColumns>();
   /** See `toJob`. */
   private lastParsed: (Pick<Job, 'payload' | 'payloadProblem'> & { payloadText: string }) | null =
     null;
@@ -534,14 +539,12 @@ export class JobStore extends EventEmitter<StoreEvents> {
     }
     if (duplicate) return duplicate;
     const full = complete ? complete(row) : row;
-    const inserted = this.db
-      .statement(
-        `INSERT INTO jobs (source, kind, job_id, order_no, command_id, printer, payload_type, payload,
+    const inserted = this.jobRow(
+      `INSERT INTO jobs (source, kind, job_id, order_no, command_id, printer, payload_type, payload,
          state, markings, source_job, created_at, queued_at, updated_at, finished_at,
          last_error_code, last_error_message, layout, items)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
-      )
-      .get(
+      [
         full.source,
         full.kind,
         full.jobId,
@@ -561,9 +564,10 @@ export class JobStore extends EventEmitter<StoreEvents> {
         failed?.message ?? null,
         full.layout ?? 'receipt',
         full.items ? JSON.stringify(full.items) : null,
-      );
+      ],
+    );
     // The row as stored, defaults included, from the insert itself (issue 16: no second read).
-    const job = this.toJob(inserted as JobRow);
+    const job = this.toJob(inserted!);
     this.outbox.add(
       'job',
       jobEvent(job, failed ? 'failed' : 'queued', now, failed, extra.warnings),
@@ -854,12 +858,11 @@ export class JobStore extends EventEmitter<StoreEvents> {
   ): Job | null {
     const job = this.db.write(`moving job ${id} to ${to}`, () => {
       const now = this.db.now();
-      const row = this.db
-        .statement(
-          `UPDATE jobs SET state = '${to}', updated_at = @now, ${set}
+      const row = this.jobRow(
+        `UPDATE jobs SET state = '${to}', updated_at = @now, ${set}
            WHERE id = @id AND ${guard} RETURNING *`,
-        )
-        .get({ ...values, now, id }) as JobRow | undefined;
+        [{ ...values, now, id }],
+      );
       if (!row) return null;
       const updated = this.toJob(row);
       this.addEvent(updated, event, now);
@@ -900,6 +903,22 @@ export class JobStore extends EventEmitter<StoreEvents> {
    * a job at the head of its queue and then moves it twice, each time with the same payload (issue
    * 16: one JSON.parse per job instead of three). Parsing is a function of the text alone.
    */
+  /**
+   * The one `jobs` row of `sql` (`SELECT *` or `RETURNING *`), or undefined: for the statements
+   * of every job's way (insert, head of the queue, transitions), built from the raw result
+   * (`jobRowFromArray`, issue 16). Inside `read`/`write`'s function.
+   */
+  private jobRow(sql: string, params: unknown[]): JobRow | undefined {
+    const statement = this.db.rawStatement(sql);
+    let columns = this.rowColumns.get(sql);
+    if (!columns) {
+      columns = jobColumns(statement.columns().map((c) => c.name));
+      this.rowColumns.set(sql, columns);
+    }
+    const row = statement.get(...params) as unknown[] | undefined;
+    return row === undefined ? undefined : jobRowFromArray(row, columns);
+  }
+
   private toJob(row: JobRow): Job {
     const last = this.lastParsed;
     if (last !== null && last.payloadText === row.payload) return jobFromRow(row, last);
@@ -992,12 +1011,11 @@ export class JobStore extends EventEmitter<StoreEvents> {
   /** The head of a printer's FIFO: the oldest queued or waiting job that is not held. */
   head(printer: string): Job | null {
     return this.db.read('reading the queue', () => {
-      const row = this.db
-        .statement(
-          `SELECT * FROM jobs WHERE printer = ? AND state IN ${PENDING_SQL} AND state <> 'printing'
+      const row = this.jobRow(
+        `SELECT * FROM jobs WHERE printer = ? AND state IN ${PENDING_SQL} AND state <> 'printing'
              AND held = 0 ORDER BY id LIMIT 1`,
-        )
-        .get(printer) as JobRow | undefined;
+        [printer],
+      );
       return row ? this.toJob(row) : null;
     });
   }

@@ -66,6 +66,7 @@ export class JobDatabase {
   readonly now: () => number;
   private readonly db: Database.Database;
   private readonly statements = new Map<string, Database.Statement>();
+  private readonly rawStatements = new Map<string, Database.Statement>();
   /**
    * One transaction function for every write, made once: `db.transaction(fn)` builds a wrapper
    * per call (a sixth of the store's own CPU per job; issue 16). The driver's nesting rules
@@ -135,6 +136,19 @@ export class JobDatabase {
     if (!s) {
       s = this.db.prepare(sql);
       this.statements.set(sql, s);
+    }
+    return s;
+  }
+
+  /**
+   * A prepared statement whose rows come as arrays, in its columns' order (better-sqlite3's raw
+   * mode), prepared once per SQL text. Kept apart from `statement`'s: the mode is the statement's.
+   */
+  rawStatement(sql: string): Database.Statement {
+    let s = this.rawStatements.get(sql);
+    if (!s) {
+      s = this.db.prepare(sql).raw(true);
+      this.rawStatements.set(sql, s);
     }
     return s;
   }
