@@ -38,9 +38,13 @@ describe('printer-agent --help and --version', () => {
     assert.equal(missing.status, 2);
     assert.match(missing.stderr, /--out/);
   });
+});
+
+// The build in dist/ (`npm run build`), made once for these tests.
+describe('printer-agent compiled', () => {
+  before(() => bundle());
 
   it('works compiled from dist/ (npm run build)', async () => {
-    await bundle();
     const help = runCli(['--help'], { compiled: true });
     assert.equal(help.status, 0);
     assert.match(help.stdout, /^\s+sign\b/m);
@@ -87,7 +91,6 @@ describe('printer-agent --help and --version', () => {
   });
 
   it('starts as printer-agent does: the file itself, with the Node options of its first line', async () => {
-    await bundle();
     const cli = join(ROOT, 'dist', 'cli.js');
     const options = entryNodeOptions(cli);
     // Decision 213: the daemon's garbage collection on its main thread. Were the line to lose it,
