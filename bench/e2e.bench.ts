@@ -10,8 +10,7 @@
  *    plus the durable commits, the status query and the confirmation no correct agent can skip.
  *    The three take turns, a tenth of the jobs each per round, so that the machine's drift during
  *    the run does not decide the ratios. The agent and the floor run bundled with the production
- *    build's options (test/helpers/child-entry.ts): what a store runs, not tsx's transpilation;
- *    the agent's process with the Node options `printer-agent` starts with (decision 213).
+ *    build's options (test/helpers/child-entry.ts): what a store runs, not tsx's transpilation.
  *    Figures are 1000 / ms (higher is better), the milliseconds are in the names.
  * 2. Memory: the agent runs alone in a child process (its RSS is its own, taken after a full GC).
  *    RSS idle after start (baseline) against RSS after 10,000 jobs (2,000 with --quick), the
@@ -26,7 +25,6 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import mqtt, { type MqttClient } from 'mqtt';
-import { entryNodeOptions } from '../packaging/bundle.js';
 import type { AgentSettings } from '../src/agent.js';
 import { listenTcp, VirtualPrinter } from '../src/emulator/index.js';
 import { buildEnvelope } from '../src/protocol/envelope.js';
@@ -160,13 +158,7 @@ class AgentChild {
     const entry = scriptEntry(join(here, 'e2e-agent.child.ts'));
     const child = fork(entry[entry.length - 1]!, [], {
       cwd: dirname(here),
-      // With the Node options `printer-agent` starts with (decision 213: the first line of
-      // src/cli.ts), so that the latency includes the collections on the main thread.
-      execArgv: [
-        ...entry.slice(0, -1),
-        ...entryNodeOptions(join(dirname(here), 'src', 'cli.ts')),
-        '--expose-gc',
-      ],
+      execArgv: [...entry.slice(0, -1), '--expose-gc'],
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     const agent = new AgentChild(child);
