@@ -1,7 +1,6 @@
 /**
  * The production build's footprint on a Pi's terms (issue 16): `node dist/cli.js run --config`,
- * exactly what the unit runs (with the unit's environment: NODE_OPTIONS, MALLOC_ARENA_MAX, and the
- * Node options of the file's first line, `entryNodeOptions`), in a
+ * exactly what the unit runs (with the unit's environment: NODE_OPTIONS, MALLOC_ARENA_MAX), in a
  * child process against a real Mosquitto and the emulator.
  *
  * 1. Start: exec -> the agent's `online` status on the broker, median of 5 starts. Baseline, same
@@ -31,7 +30,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import mqtt from 'mqtt';
-import { bundle, entryNodeOptions } from '../packaging/bundle.js';
+import { bundle } from '../packaging/bundle.js';
 import { buildEnvelope } from '../src/protocol/envelope.js';
 import { topics } from '../src/protocol/print-protocol.js';
 import { generateKeyPair, parseKey } from '../src/protocol/signing.js';
@@ -127,8 +126,6 @@ export async function benchFootprint(quick: boolean): Promise<Comparison[]> {
   // The production build, current: what `npm run build` makes.
   await bundle();
   const cli = join(ROOT, 'dist', 'cli.js');
-  // What its first line gives Node when `printer-agent run` starts it (decision 213).
-  const nodeOptions = entryNodeOptions(cli);
   const dir = mkdtempSync(join(tmpdir(), 'pa-bench-footprint-'));
   const broker = await Mosquitto.start();
   const cleanup: Array<() => Promise<unknown> | unknown> = [() => broker.stop()];
@@ -193,14 +190,10 @@ export async function benchFootprint(quick: boolean): Promise<Comparison[]> {
         (topic, p) => topic === t.status && p.includes('"online":true'),
       );
       const started = performance.now();
-      agent = spawn(
-        process.execPath,
-        [...nodeOptions, ...agentNodeArgs, cli, 'run', '--config', config],
-        {
-          stdio: 'inherit',
-          env: { ...process.env, ...unitEnvironment() },
-        },
-      );
+      agent = spawn(process.execPath, [...agentNodeArgs, cli, 'run', '--config', config], {
+        stdio: 'inherit',
+        env: { ...process.env, ...unitEnvironment() },
+      });
       await online;
       agentStarts.push(performance.now() - started);
       if (i < STARTS - 1) {

@@ -10,7 +10,7 @@
  * `npm run build -- --readable` keeps the whitespace and the source file names as comments, to
  * read a CPU profile of the compiled agent line by line.
  */
-import { readFileSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BuildOptions, Plugin } from 'esbuild';
@@ -110,18 +110,6 @@ export async function bundle(
   // process, most of which never build.
   const { build } = await import('esbuild');
   await build(bundleOptions(outDir, options));
-}
-
-/**
- * The Node options a built command line starts with: its first line is
- * `#!/usr/bin/env -S node OPTIONS` (src/cli.ts, decision 213), which is how `printer-agent run`
- * starts. What runs `node dist/cli.js` itself (the footprint bench) passes them on.
- */
-export function entryNodeOptions(file: string = join(ROOT, 'dist', 'cli.js')): string[] {
-  const first = readFileSync(file, 'utf8').split('\n', 1)[0]!;
-  const options = /^#!\/usr\/bin\/env(?: -S)? node((?: --[a-z][a-z0-9-]*(?:=\S+)?)*)$/.exec(first);
-  if (!options) throw new Error(`${file}: the first line is not a node shebang: ${first}`);
-  return options[1]!.split(' ').filter(Boolean);
 }
 
 // Run as a script (`npm run build`) only as this file itself: bundled into a script that imports

@@ -1,12 +1,10 @@
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { createInterface } from 'node:readline';
+import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { before, describe, it } from 'node:test';
-import { bundle, entryNodeOptions } from '../../packaging/bundle.js';
+import { bundle } from '../../packaging/bundle.js';
 import type { CliContext } from '../../src/cli/io.js';
 import { buildProgram } from '../../src/cli/program.js';
 import { ROOT, runCli, runCliInProcess } from '../helpers/cli.js';
@@ -88,36 +86,6 @@ describe('printer-agent compiled', () => {
     assert.equal(compiledRefusal.status, 1);
     assert.match(compiledRefusal.stderr, /productInfo\[0\]\.price: must be a number/);
     assert.equal(compiledRefusal.stderr, runCli(refusal, { source: true }).stderr);
-  });
-
-  it('starts as printer-agent does: the file itself, with the Node options of its first line', async () => {
-    const cli = join(ROOT, 'dist', 'cli.js');
-    const options = entryNodeOptions(cli);
-    // Decision 213: the daemon's garbage collection on its main thread. Were the line to lose it,
-    // the footprint bench (which reads the line) would no longer measure it either.
-    assert.ok(options.includes('--single-threaded-gc'), `first line's options: ${options}`);
-    // As the unit's ExecStart and the package's /usr/bin link run it: the kernel reads the
-    // first line, env -S splits it, and the Node found on PATH (this one) takes the options.
-    const env = { ...process.env, PATH: `${dirname(process.execPath)}:${process.env.PATH}` };
-    const version = spawnSync(cli, ['--version'], { env, encoding: 'utf8', timeout: 60_000 });
-    assert.equal(version.status, 0, version.stderr);
-    assert.equal(version.stdout.trim(), pkg.version);
-    // And a long-running command's process is Node with those options on its command line.
-    const out = mkdtempSync(join(tmpdir(), 'pa-cli-exec-'));
-    const emulator = spawn(cli, ['emulator', '--listen', 'tcp://127.0.0.1:0', '--out', out], {
-      env,
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    try {
-      const lines = createInterface({ input: emulator.stdout! });
-      for await (const line of lines) if (line.startsWith('listening ')) break;
-      const argv = readFileSync(`/proc/${emulator.pid}/cmdline`, 'utf8').split('\0');
-      assert.deepEqual(argv.slice(1, 1 + options.length), options, argv.join(' '));
-    } finally {
-      const exited = new Promise((resolve) => emulator.once('exit', resolve));
-      emulator.kill('SIGTERM');
-      await exited;
-    }
   });
 });
 
