@@ -899,11 +899,6 @@ export class JobStore extends EventEmitter<StoreEvents> {
   }
 
   /**
-   * The job a row holds, its payload parsed once for the last payload text seen: the spooler reads
-   * a job at the head of its queue and then moves it twice, each time with the same payload (issue
-   * 16: one JSON.parse per job instead of three). Parsing is a function of the text alone.
-   */
-  /**
    * The one `jobs` row of `sql` (`SELECT *` or `RETURNING *`), or undefined: for the statements
    * of every job's way (insert, head of the queue, transitions), built from the raw result
    * (`jobRowFromArray`, issue 16). Inside `read`/`write`'s function.
@@ -919,6 +914,11 @@ export class JobStore extends EventEmitter<StoreEvents> {
     return row === undefined ? undefined : jobRowFromArray(row, columns);
   }
 
+  /**
+   * The job a row holds, its payload parsed once for the last payload text seen: the spooler reads
+   * a job at the head of its queue and then moves it twice, each time with the same payload (issue
+   * 16: one JSON.parse per job instead of three). Parsing is a function of the text alone.
+   */
   private toJob(row: JobRow): Job {
     const last = this.lastParsed;
     if (last !== null && last.payloadText === row.payload) return jobFromRow(row, last);
