@@ -11,8 +11,8 @@
  * 3. CPU per printed job: the agent's user + system time (/proc/PID/stat, all its threads) over
  *    10,000 signed instructions (300 with --quick) published at once, each printed on the emulator
  *    and reported `printed`, per job, after 2,000 (200 with --quick) counted apart: the JIT
- *    compiles on its own threads while those print (`WARM_JOBS`). Then the agent's RSS right after those jobs and 30 s later (idle again), beside its RSS idle
- *    after start. Baselines: a bare mqtt.js relay in a child process that parses each message and
+ *    compiles on its own threads while those print (`WARM_JOBS`). Then the agent's RSS right
+ *    after those jobs and 30 s later (idle again), beside its RSS idle after start. Baselines: a bare mqtt.js relay in a child process that parses each message and
  *    writes pre-rendered bytes to a second emulator, per message; and the floor of this design (bench/floor.ts) in a child
  *    process (bench/floor-relay.child.ts): the same commits and printer round trips as the agent.
  * Figures are 1000 / ms or 1000 / MB, so a ratio of 1.0 means as lean as the baseline.
