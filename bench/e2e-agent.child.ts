@@ -1,9 +1,11 @@
 /**
- * The agent alone in a child process for bench/e2e.bench.ts, so its RSS is its own. Driven over
+ * The agent alone in a child process for bench/e2e.bench.ts, so its RSS is its own, started with
+ * the unit's environment and V8 setting as `printer-agent run` starts it. Driven over
  * the IPC channel: `{ type: 'start', settings }` -> `{ type: 'started' }`; `{ type: 'rss' }` ->
  * `{ type: 'rss', rss }` (after a full GC when --expose-gc is given); `{ type: 'stop' }` stops the
  * agent and exits.
  */
+import { setFlagsFromString } from 'node:v8';
 import { Agent, type AgentSettings } from '../src/agent.js';
 import { createLogger } from '../src/logging.js';
 
@@ -16,6 +18,8 @@ process.on('message', (command: Command) => {
   void (async () => {
     switch (command.type) {
       case 'start':
+        // What `printer-agent run` sets before it starts the agent (decision 212).
+        setFlagsFromString('--heap-growing-percent=50');
         agent = await Agent.start(command.settings, createLogger({ level: 'silent' }));
         send({ type: 'started' });
         break;

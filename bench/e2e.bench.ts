@@ -2,7 +2,9 @@
  * The daemon end to end (issue 7): a real Mosquitto, the agent, the emulator on TCP.
  *
  * 1. Latency, publish -> the emulator's `ticket` event (the cut, so the last byte of the receipt
- *    has arrived): signed instructions published one at a time at QoS 1, p50 and p99. Baseline,
+ *    has arrived): signed instructions published one at a time at QoS 1, p50 and p99, twice: over
+ *    the first 1,000 jobs after start (the JIT still compiling the agent's code), and again after
+ *    `WARM_UP_JOBS` more, the steady state a daemon runs in (decision 214). Baseline,
  *    same broker, same run: a bare mqtt.js subscriber in this process that, for each message,
  *    looks up the jobId and writes that order's receipt bytes (rendered once up front with the
  *    same profile and options) to a second emulator. Second baseline: the floor of this design
@@ -20,7 +22,7 @@
  * Skipped, with a message, when mosquitto is not installed.
  */
 import { type ChildProcess, fork, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -54,6 +56,11 @@ const FLOOR_READY_TOPIC = 'bench/floor/ready';
 const WAIT_MS = 180_000;
 /** Jobs each subject prints before its latencies count. */
 const WARM_JOBS = 20;
+/**
+ * Jobs printed before the steady-state figures count, by the agent and by each baseline: V8 compiles
+ * the agent's per-job code within them (the footprint bench's CPU per job waits as long).
+ */
+export const WARM_UP_JOBS = { full: 2000, quick: 200 };
 /** The latency jobs are measured in this many blocks, the subjects in turn. */
 const LATENCY_ROUNDS = 10;
 
@@ -115,6 +122,20 @@ export async function countingEmulator() {
 type Emulator = Awaited<ReturnType<typeof countingEmulator>>;
 
 /**
+ * The environment the systemd unit gives the agent (`Environment=` lines: NODE_OPTIONS,
+ * MALLOC_ARENA_MAX...): the bench measures what a store runs.
+ */
+export function unitEnvironment(): Record<string, string> {
+  const unit = readFileSync(
+    join(dirname(fileURLToPath(import.meta.url)), '..', 'systemd', 'printer-agent.service'),
+    'utf8',
+  );
+  return Object.fromEntries(
+    [...unit.matchAll(/^Environment="?([A-Z_]+)=([^"\n]*)"?$/gm)].map((m) => [m[1]!, m[2]!]),
+  );
+}
+
+/**
  * The floor in a process of its own, as the agent runs (bench/floor-relay.child.ts): subscribed
  * to `topic`, printing to the emulator on `printerPort` the receipts of `receiptsFile` (jobId ->
  * base64 bytes), its database in `dir`; it publishes to `readyTopic` once subscribed and stops on
@@ -142,7 +163,7 @@ export function spawnFloor(options: {
       options.dir,
       options.readyTopic,
     ],
-    { cwd: dirname(here), stdio: 'inherit' },
+    { cwd: dirname(here), stdio: 'inherit', env: { ...process.env, ...unitEnvironment() } },
   );
 }
 
@@ -160,6 +181,7 @@ class AgentChild {
       cwd: dirname(here),
       execArgv: [...entry.slice(0, -1), '--expose-gc'],
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      env: { ...process.env, ...unitEnvironment() },
     });
     const agent = new AgentChild(child);
     await agent.request({ type: 'start', settings }, 'started');
@@ -212,6 +234,26 @@ function percentile(sorted: readonly number[], p: number): number {
   return sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }
 
+/** Publishes instructions `first` to `last` to every topic, at most 100 unacknowledged. */
+async function burst(
+  client: MqttClient,
+  topics: readonly string[],
+  first: number,
+  last: number,
+  body: (n: number) => string,
+): Promise<void> {
+  let inFlight: Promise<unknown>[] = [];
+  for (let n = first; n <= last; n++) {
+    const payload = body(n);
+    for (const topic of topics) inFlight.push(client.publishAsync(topic, payload, { qos: 1 }));
+    if (inFlight.length >= 100) {
+      await Promise.all(inFlight);
+      inFlight = [];
+    }
+  }
+  await Promise.all(inFlight);
+}
+
 /** Publishes `count` instructions from `first`, one at a time; ms from publish to each cut. */
 async function latencies(
   client: MqttClient,
@@ -236,12 +278,13 @@ function latencyComparisons(
   agent: number[],
   baseline: number[],
   baselineName: string,
+  phase = '',
 ): Comparison[] {
   return [50, 99].map((p) => {
     const a = percentile(agent, p);
     const b = percentile(baseline, p);
     return compare(
-      `e2e latency p${p}, publish -> cut, vs ${baselineName} (1000/ms)`,
+      `e2e latency p${p}, publish -> cut${phase}, vs ${baselineName} (1000/ms)`,
       { name: `agent: ${a.toFixed(2)} ms`, opsPerSec: 1000 / a, samples: agent.length },
       {
         name: `${baselineName}: ${b.toFixed(2)} ms`,
@@ -258,6 +301,12 @@ export async function benchEndToEnd(quick: boolean): Promise<Comparison[]> {
     return [];
   }
   const latencyJobs = quick ? 200 : 1000;
+  const warmUpJobs = quick ? WARM_UP_JOBS.quick : WARM_UP_JOBS.full;
+  // Numbered in the order they are published: the first latencies' jobs, the warm-up's, the
+  // steady state's; the agent alone then prints the rest (the memory figure).
+  const coldLast = WARM_JOBS + latencyJobs;
+  const steadyFirst = coldLast + warmUpJobs + 1;
+  const relayed = steadyFirst + latencyJobs - 1;
   const totalJobs = quick ? 2000 : 10_000;
   const dir = mkdtempSync(join(tmpdir(), 'pa-bench-e2e-'));
   const pair = generateKeyPair();
@@ -321,7 +370,7 @@ export async function benchEndToEnd(quick: boolean): Promise<Comparison[]> {
     const relayEmulator = await countingEmulator();
     cleanup.push(() => relayEmulator.endpoint.close());
     const bytes = new Map<string, Uint8Array>();
-    for (let n = 1; n <= WARM_JOBS + latencyJobs; n++) {
+    for (let n = 1; n <= relayed; n++) {
       const rendered = renderReceipt({
         source: { kind: 'instruction', instruction: instruction(n) },
         profile: getProfile(PROFILE),
@@ -386,40 +435,52 @@ export async function benchEndToEnd(quick: boolean): Promise<Comparison[]> {
     // up during the run (other work, its CPU's clock) weighs on all three alike, where one
     // subject measured after the other would carry the drift into the ratio ---
     const subjects = [
-      { topic: t.print, target: emulator, ms: [] as number[] },
-      { topic: RELAY_TOPIC, target: relayEmulator, ms: [] as number[] },
-      { topic: FLOOR_TOPIC, target: floorEmulator, ms: [] as number[] },
+      { topic: t.print, target: emulator },
+      { topic: RELAY_TOPIC, target: relayEmulator },
+      { topic: FLOOR_TOPIC, target: floorEmulator },
     ];
+    const measure = async (first: number) => {
+      const ms = subjects.map(() => [] as number[]);
+      const block = latencyJobs / LATENCY_ROUNDS;
+      for (let round = 0; round < LATENCY_ROUNDS; round++) {
+        for (const [i, s] of subjects.entries())
+          ms[i]!.push(
+            ...(await latencies(
+              publisher,
+              s.topic,
+              s.target,
+              first + round * block,
+              block,
+              envelope,
+            )),
+          );
+      }
+      return ms.map((m) => m.sort((x, y) => x - y)) as [number[], number[], number[]];
+    };
     for (const s of subjects) await latencies(publisher, s.topic, s.target, 1, WARM_JOBS, envelope);
-    const block = latencyJobs / LATENCY_ROUNDS;
-    for (let round = 0; round < LATENCY_ROUNDS; round++) {
-      const first = 1 + WARM_JOBS + round * block;
-      for (const s of subjects)
-        s.ms.push(...(await latencies(publisher, s.topic, s.target, first, block, envelope)));
-    }
-    const [agentMs, relayMs, floorMs] = subjects.map((s) => s.ms.sort((x, y) => x - y)) as [
-      number[],
-      number[],
-      number[],
-    ];
+    const [coldAgent, , coldFloor] = await measure(WARM_JOBS + 1);
+    // The warm-up, every subject the same jobs at once, then the steady state's latencies.
+    await burst(
+      publisher,
+      subjects.map((s) => s.topic),
+      coldLast + 1,
+      steadyFirst - 1,
+      envelope,
+    );
+    await Promise.all(subjects.map((s) => s.target.until(steadyFirst - 1)));
+    const [agentMs, relayMs, floorMs] = await measure(steadyFirst);
 
     // The rest of the jobs as fast as they can be signed and published; the agent queues them.
-    const done = WARM_JOBS + latencyJobs;
     const cut = emulator.until(totalJobs);
-    let inFlight: Promise<unknown>[] = [];
-    for (let n = done + 1; n <= totalJobs; n++) {
-      inFlight.push(publisher.publishAsync(t.print, envelope(n), { qos: 1 }));
-      if (inFlight.length >= 100) {
-        await Promise.all(inFlight);
-        inFlight = [];
-      }
-    }
-    await Promise.all(inFlight);
+    await burst(publisher, [t.print], relayed + 1, totalJobs, envelope);
     await cut;
     await new Promise((r) => setTimeout(r, 500));
     const afterRss = await agent.rss();
 
     const mb = (rss: number) => rss / 1024 / 1024;
+    const count = (n: number) => n.toLocaleString('en-US');
+    const steadyPhase = ` after ${count(steadyFirst - 1)} jobs`;
+    const coldPhase = `, jobs ${WARM_JOBS + 1}-${count(coldLast)} after start (JIT warming up)`;
     const memory = compare(
       'agent RSS, child process (1000/MB; ratio = idle / after)',
       {
@@ -434,8 +495,9 @@ export async function benchEndToEnd(quick: boolean): Promise<Comparison[]> {
       },
     );
     return [
-      ...latencyComparisons(agentMs, relayMs, 'bare mqtt relay'),
-      ...latencyComparisons(agentMs, floorMs, 'the floor of this design'),
+      ...latencyComparisons(agentMs, relayMs, 'bare mqtt relay', steadyPhase),
+      ...latencyComparisons(agentMs, floorMs, 'the floor of this design', steadyPhase),
+      ...latencyComparisons(coldAgent, coldFloor, "the floor's", coldPhase),
       memory,
     ];
   } finally {

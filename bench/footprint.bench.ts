@@ -11,7 +11,7 @@
  * 3. CPU per printed job: the agent's user + system time (/proc/PID/stat, all its threads) over
  *    10,000 signed instructions (300 with --quick) published at once, each printed on the emulator
  *    and reported `printed`, per job, after 2,000 (200 with --quick) counted apart: the JIT
- *    compiles on its own threads while those print (`WARM_JOBS`). Then the agent's RSS right
+ *    compiles on its own threads while those print (`WARM_UP_JOBS`). Then the agent's RSS right
  *    after those jobs and 30 s later (idle again), beside its RSS idle after start. Baselines: a bare mqtt.js relay in a child process that parses each message and
  *    writes pre-rendered bytes to a second emulator, per message; and the floor of this design (bench/floor.ts) in a child
  *    process (bench/floor-relay.child.ts): the same commits and printer round trips as the agent.
@@ -40,7 +40,13 @@ import { getProfile } from '../src/receipt/profile.js';
 import { renderReceipt } from '../src/receipt/render.js';
 import { writeLogoPng } from '../test/helpers/logo.js';
 import { MOSQUITTO_SKIP, Mosquitto, skipWithoutMosquitto } from '../test/helpers/mosquitto.js';
-import { countingEmulator, instruction, spawnFloor } from './e2e.bench.js';
+import {
+  countingEmulator,
+  instruction,
+  spawnFloor,
+  unitEnvironment,
+  WARM_UP_JOBS,
+} from './e2e.bench.js';
 import { type Comparison, cleanUp, compare } from './harness.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -49,13 +55,6 @@ const STORE_KEY = 'sk-bench-e2e';
 const PREFIX = 'printer-agent/v1';
 const STARTS = 5;
 const JOBS = 10_000;
-/**
- * Jobs printed before CPU is counted: V8 compiles the hot paths on its own threads first. 200 were
- * too few: its compiler threads went on for 25 s into a 10,000-job burst after them, 0.06 ms per
- * counted job (perf, 2026-11-28). The warm-up's own CPU per job is reported beside.
- */
-const WARM_JOBS = 2000;
-const QUICK_WARM_JOBS = 200;
 const WAIT_MS = 300_000;
 const CLOCK_TICK_MS = 1000 / Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }));
 
@@ -78,16 +77,6 @@ function cpuMs(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) * CLOCK_TICK_MS;
 }
 const agentNodeArgs = (process.env.BENCH_AGENT_NODE_ARGS ?? '').split(' ').filter(Boolean);
-/**
- * The environment the systemd unit gives the agent (`Environment=` lines: NODE_OPTIONS,
- * MALLOC_ARENA_MAX...): the bench measures what a store runs.
- */
-function unitEnvironment(): Record<string, string> {
-  const unit = readFileSync(join(ROOT, 'systemd', 'printer-agent.service'), 'utf8');
-  return Object.fromEntries(
-    [...unit.matchAll(/^Environment="?([A-Z_]+)=([^"\n]*)"?$/gm)].map((m) => [m[1]!, m[2]!]),
-  );
-}
 /** An RSS reading as a measurement: 1000 / MB, so that leaner is higher like every other figure. */
 const megabytes = (name: string, mb: number) => ({
   name: `${name}: ${mb.toFixed(1)} MB`,
@@ -228,7 +217,10 @@ export async function benchFootprint(quick: boolean): Promise<Comparison[]> {
 
     // --- 3. CPU per printed job (after a warm-up batch) ---
     const jobs = quick ? 300 : JOBS;
-    const warmJobs = quick ? QUICK_WARM_JOBS : WARM_JOBS;
+    // Printed before CPU is counted: V8 compiles the hot paths on its own threads first. 200 were
+    // too few: its compiler threads went on for 25 s into a 10,000-job burst after them, 0.06 ms
+    // per counted job (perf, 2026-11-28). The warm-up's own CPU per job is reported beside.
+    const warmJobs = quick ? WARM_UP_JOBS.quick : WARM_UP_JOBS.full;
     const envelopes = Array.from({ length: warmJobs + jobs }, (_, i) =>
       JSON.stringify(
         buildEnvelope({

@@ -59,6 +59,8 @@ export abstract class BaseTransport extends EventEmitter implements Transport {
   private inbox: Uint8Array[] = [];
   private waiter: (() => void) | null = null;
   private queue: Promise<void> = Promise.resolve();
+  /** Writes queued or running: the first starts at once, the others after the one before. */
+  private writes = 0;
 
   protected receive(chunk: Uint8Array): void {
     if (chunk.length === 0) return;
@@ -77,34 +79,45 @@ export abstract class BaseTransport extends EventEmitter implements Transport {
   }
 
   write(data: Uint8Array, timeoutMs: number): Promise<void> {
-    const run = async () => {
-      if (!this.isOpen) throw this.notOpen();
-      let sent = 0;
-      const deadline = performance.now() + timeoutMs;
-      let timer: NodeJS.Timeout | undefined;
-      const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => {
-          reject(
-            new AgentError(
-              'TRANSPORT_TIMEOUT',
-              `${this.description}: ${sent} of ${data.length} bytes taken in ${timeoutMs} ms`,
-              {
-                details: { sentBytes: sent, totalBytes: data.length },
-              },
-            ),
-          );
-        }, timeoutMs);
-      });
-      try {
-        await Promise.race([this.writeAll(data, deadline, (n) => (sent = n)), timeout]);
-      } finally {
-        clearTimeout(timer);
-      }
+    const run = () => this.timedWrite(data, timeoutMs);
+    // Writes run one after another; a failed write does not poison the queue. With none pending
+    // the bytes go out in this turn (issue 16: a status query or the confirmation request is not
+    // held back a turn behind an empty queue).
+    const result = this.writes === 0 ? run() : this.queue.then(run, run);
+    this.writes++;
+    const settled = () => {
+      this.writes--;
     };
-    // Writes run one after another; a failed write does not poison the queue.
-    const result = this.queue.then(run, run);
-    this.queue = result.catch(() => undefined);
+    this.queue = result.then(settled, settled);
     return result;
+  }
+
+  /** One write with its timeout: whichever comes first settles it. */
+  private timedWrite(data: Uint8Array, timeoutMs: number): Promise<void> {
+    if (!this.isOpen) return Promise.reject(this.notOpen());
+    let sent = 0;
+    const deadline = performance.now() + timeoutMs;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        reject(
+          new AgentError(
+            'TRANSPORT_TIMEOUT',
+            `${this.description}: ${sent} of ${data.length} bytes taken in ${timeoutMs} ms`,
+            { details: { sentBytes: sent, totalBytes: data.length } },
+          ),
+        );
+      }, timeoutMs);
+      this.writeAll(data, deadline, (n) => (sent = n)).then(
+        () => {
+          clearTimeout(timer);
+          resolve();
+        },
+        (error: unknown) => {
+          clearTimeout(timer);
+          reject(error);
+        },
+      );
+    });
   }
 
   async read(timeoutMs: number): Promise<Uint8Array> {
