@@ -160,8 +160,11 @@ export class JobStore extends EventEmitter<StoreEvents> {
   private readonly outbox: Outbox;
   private readonly meta: Meta;
   private readonly pruning: Pruning;
-  /** See `jobRow`. */
-  private readonly rowColumns = new Map<string, JobColumns>();
+  /** See `jobRow`: its statements by SQL text, with where their row's columns are. */
+  private readonly rowStatements = new Map<
+    string,
+    { statement: ReturnType<JobDatabase['prepareRaw']>; columns: JobColumns }
+  >();
   /** See `toJob`. */
   private lastParsed: (Pick<Job, 'payload' | 'payloadProblem'> & { payloadText: string }) | null =
     null;
@@ -904,14 +907,14 @@ export class JobStore extends EventEmitter<StoreEvents> {
    * (`jobRowFromArray`, issue 16). Inside `read`/`write`'s function.
    */
   private jobRow(sql: string, params: unknown[]): JobRow | undefined {
-    const statement = this.db.rawStatement(sql);
-    let columns = this.rowColumns.get(sql);
-    if (!columns) {
-      columns = jobColumns(statement.columns().map((c) => c.name));
-      this.rowColumns.set(sql, columns);
+    let prepared = this.rowStatements.get(sql);
+    if (!prepared) {
+      const statement = this.db.prepareRaw(sql);
+      prepared = { statement, columns: jobColumns(statement.columns().map((c) => c.name)) };
+      this.rowStatements.set(sql, prepared);
     }
-    const row = statement.get(...params) as unknown[] | undefined;
-    return row === undefined ? undefined : jobRowFromArray(row, columns);
+    const row = prepared.statement.get(...params) as unknown[] | undefined;
+    return row === undefined ? undefined : jobRowFromArray(row, prepared.columns);
   }
 
   /**

@@ -66,7 +66,6 @@ export class JobDatabase {
   readonly now: () => number;
   private readonly db: Database.Database;
   private readonly statements = new Map<string, Database.Statement>();
-  private readonly rawStatements = new Map<string, Database.Statement>();
   /**
    * One transaction function for every write, made once: `db.transaction(fn)` builds a wrapper
    * per call (a sixth of the store's own CPU per job; issue 16). The driver's nesting rules
@@ -141,16 +140,11 @@ export class JobDatabase {
   }
 
   /**
-   * A prepared statement whose rows come as arrays, in its columns' order (better-sqlite3's raw
-   * mode), prepared once per SQL text. Kept apart from `statement`'s: the mode is the statement's.
+   * A new prepared statement whose rows come as arrays, in its columns' order (better-sqlite3's
+   * raw mode; the mode is the statement's, so it is not one of `statement`'s). The caller keeps it.
    */
-  rawStatement(sql: string): Database.Statement {
-    let s = this.rawStatements.get(sql);
-    if (!s) {
-      s = this.db.prepare(sql).raw(true);
-      this.rawStatements.set(sql, s);
-    }
-    return s;
+  prepareRaw(sql: string): Database.Statement {
+    return this.db.prepare(sql).raw(true);
   }
 
   /** A pragma's single value (`PRAGMA name` or `PRAGMA name(argument)`); inside `read`/`write`. */
