@@ -12,7 +12,7 @@
  *    plus the durable commits, the status query and the confirmation no correct agent can skip.
  *    The three take turns, a tenth of the jobs each per round, so that the machine's drift during
  *    the run does not decide the ratios. The agent and the floor run bundled with the production
- *    build's options (test/helpers/child-entry.ts): what a store runs, not tsx's transpilation.
+ *    build's options (harness/child-entry.ts): what a store runs, not tsx's transpilation.
  *    Figures are 1000 / ms (higher is better), the milliseconds are in the names.
  * 2. Memory: the agent runs alone in a child process (its RSS is its own, taken after a full GC).
  *    RSS idle after start (baseline) against RSS after 10,000 jobs (2,000 with --quick), the
@@ -22,11 +22,14 @@
  * Skipped, with a message, when mosquitto is not installed.
  */
 import { type ChildProcess, fork, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import mqtt, { type MqttClient } from 'mqtt';
+import { scriptEntry } from '../harness/child-entry.js';
+import { MOSQUITTO_SKIP, Mosquitto, skipWithoutMosquitto } from '../harness/mosquitto.js';
+import { unitEnvironment } from '../harness/unit-environment.js';
 import type { AgentSettings } from '../src/agent.js';
 import { listenTcp, VirtualPrinter } from '../src/emulator/index.js';
 import { buildEnvelope } from '../src/protocol/envelope.js';
@@ -41,8 +44,6 @@ import { formatTimestamp } from '../src/protocol/time.js';
 import { receiptOptions } from '../src/receipt/options.js';
 import { getProfile } from '../src/receipt/profile.js';
 import { renderReceipt } from '../src/receipt/render.js';
-import { scriptEntry } from '../test/helpers/child-entry.js';
-import { MOSQUITTO_SKIP, Mosquitto, skipWithoutMosquitto } from '../test/helpers/mosquitto.js';
 import { type Comparison, cleanUp, compare } from './harness.js';
 
 const APP_ID = 'A-bench';
@@ -120,20 +121,6 @@ export async function countingEmulator() {
 }
 
 type Emulator = Awaited<ReturnType<typeof countingEmulator>>;
-
-/**
- * The environment the systemd unit gives the agent (`Environment=` lines: NODE_OPTIONS,
- * MALLOC_ARENA_MAX...): the bench measures what a store runs.
- */
-export function unitEnvironment(): Record<string, string> {
-  const unit = readFileSync(
-    join(dirname(fileURLToPath(import.meta.url)), '..', 'systemd', 'printer-agent.service'),
-    'utf8',
-  );
-  return Object.fromEntries(
-    [...unit.matchAll(/^Environment="?([A-Z_]+)=([^"\n]*)"?$/gm)].map((m) => [m[1]!, m[2]!]),
-  );
-}
 
 /**
  * The floor in a process of its own, as the agent runs (bench/floor-relay.child.ts): subscribed

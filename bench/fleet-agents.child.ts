@@ -7,13 +7,13 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { printsOnTicket } from '../harness/ticket-prints.js';
 import { Agent, type AgentSettings } from '../src/agent.js';
 import { listenTcp, renderText, type TcpEndpoint, VirtualPrinter } from '../src/emulator/index.js';
 import { createLogger } from '../src/logging.js';
 import { DEFAULT_TOPIC_PREFIX } from '../src/protocol/print-protocol.js';
 import { deriveStoreId } from '../src/protocol/store-id.js';
 import { receiptOptions } from '../src/receipt/options.js';
-import { printsOnTicket } from '../test/helpers/ticket-prints.js';
 
 export interface FleetWorkerStart {
   type: 'start';

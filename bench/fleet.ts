@@ -28,15 +28,10 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { freePort, MOSQUITTO_SKIP, Mosquitto, skipWithoutMosquitto } from '../harness/mosquitto.js';
+import { freshDatabase, POSTGRES_SKIP, skipWithoutPostgres } from '../harness/postgres.js';
 import { buildEnvelope } from '../src/protocol/envelope.js';
 import { generateKeyPair, parseKey } from '../src/protocol/signing.js';
-import {
-  freePort,
-  MOSQUITTO_SKIP,
-  Mosquitto,
-  skipWithoutMosquitto,
-} from '../test/helpers/mosquitto.js';
-import { freshDatabase, POSTGRES_SKIP, skipWithoutPostgres } from '../test/helpers/postgres.js';
 import type { FleetWorkerMessage, FleetWorkerStart } from './fleet-agents.child.js';
 import { positiveArg } from './harness.js';
 

@@ -30,6 +30,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import mqtt from 'mqtt';
+import { writeLogoPng } from '../harness/logo.js';
+import { freePort, MOSQUITTO_SKIP, Mosquitto, skipWithoutMosquitto } from '../harness/mosquitto.js';
+import { unitEnvironment } from '../harness/unit-environment.js';
 import { bundle } from '../packaging/bundle.js';
 import { buildEnvelope } from '../src/protocol/envelope.js';
 import { topics } from '../src/protocol/print-protocol.js';
@@ -38,15 +41,7 @@ import { deriveStoreId } from '../src/protocol/store-id.js';
 import { receiptOptions } from '../src/receipt/options.js';
 import { getProfile } from '../src/receipt/profile.js';
 import { renderReceipt } from '../src/receipt/render.js';
-import { writeLogoPng } from '../test/helpers/logo.js';
-import { MOSQUITTO_SKIP, Mosquitto, skipWithoutMosquitto } from '../test/helpers/mosquitto.js';
-import {
-  countingEmulator,
-  instruction,
-  spawnFloor,
-  unitEnvironment,
-  WARM_UP_JOBS,
-} from './e2e.bench.js';
+import { countingEmulator, instruction, spawnFloor, WARM_UP_JOBS } from './e2e.bench.js';
 import { type Comparison, cleanUp, compare } from './harness.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -84,6 +79,55 @@ const megabytes = (name: string, mb: number) => ({
   samples: 1,
 });
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]!;
+
+/** A connected MQTT client for one publish. */
+async function publisherOf(url: string) {
+  return mqtt.connectAsync(url, { protocolVersion: 5 });
+}
+
+/**
+ * The package's template (config/config.example.json) as a store gets it, pointed at this run's
+ * broker, emulators and files: everything else (console, logs, clock, printers' settings,
+ * session, money, markings) as installed.
+ */
+export function installedConfig(o: {
+  dir: string;
+  brokerUrl: string;
+  receiptUrl: string;
+  kitchenUrl: string;
+  consolePort: number;
+}): Record<string, unknown> {
+  const template = JSON.parse(
+    readFileSync(join(ROOT, 'config', 'config.example.json'), 'utf8'),
+  ) as Record<string, unknown> & {
+    mqtt: Record<string, unknown>;
+    keys: Record<string, unknown>;
+    printers: Array<Record<string, unknown>>;
+    catchUp: Record<string, unknown>;
+  };
+  const { tls: _tls, username: _user, passwordFile: _password, ...mqttRest } = template.mqtt;
+  const [receipt, kitchen] = template.printers;
+  return {
+    ...template,
+    $schema: undefined,
+    appId: APP_ID,
+    storeKeyFile: join(o.dir, 'store-key'),
+    mqtt: { ...mqttRest, url: o.brokerUrl },
+    keys: {
+      ...template.keys,
+      servicePublicKeyFile: join(o.dir, 'service-public.pem'),
+      storePrivateKeyFile: join(o.dir, 'store-private.pem'),
+    },
+    printers: [
+      { ...receipt, url: o.receiptUrl },
+      { ...kitchen, url: o.kitchenUrl },
+    ],
+    stateDir: join(o.dir, 'state-installed'),
+    catchUp: { ...template.catchUp, enabled: false },
+    // 8631 may be another agent's on this machine; the port is the only change.
+    console: { port: o.consolePort },
+  };
+}
 
 function until<T>(what: string, subscribe: (resolve: (value: T) => void) => void): Promise<T> {
   return new Promise<T>((resolve, reject) => {
@@ -149,6 +193,27 @@ export async function benchFootprint(quick: boolean): Promise<Comparison[]> {
       }),
     );
 
+    // The config a package installs (config/config.example.json, issue 45): console on at its
+    // defaults, info logs, the clock detected, two printers, a persistent session; only what
+    // points at the store's world changes (the broker here in plain MQTT, emulators as its
+    // printers, the files in `dir`), and catch-up is off: it needs the store's order service.
+    const kitchen = await countingEmulator();
+    cleanup.push(() => kitchen.endpoint.close());
+    writeFileSync(join(dir, 'store-private.pem'), generateKeyPair().privatePem, { mode: 0o600 });
+    const defaultConfig = join(dir, 'default.json');
+    writeFileSync(
+      defaultConfig,
+      JSON.stringify(
+        installedConfig({
+          dir,
+          brokerUrl: broker.url,
+          receiptUrl: emulator.endpoint.address,
+          kitchenUrl: kitchen.endpoint.address,
+          consolePort: await freePort(),
+        }),
+      ),
+    );
+
     const observer = mqtt.connect(broker.url, { protocolVersion: 5, clientId: 'bench-observer' });
     cleanup.push(() => observer.endAsync());
     await observer.subscribeAsync([t.status, t.job, 'bench/footprint/+'], { qos: 1 });
@@ -166,33 +231,65 @@ export async function benchFootprint(quick: boolean): Promise<Comparison[]> {
         listeners.add(listener);
       });
 
-    // --- 1. start, agent and bare Node ---
-    const agentStarts: number[] = [];
+    // --- 1. start, agent (narrow and installed config) and bare Node; the first receipt ---
+    const narrowStarts: number[] = [];
+    const defaultStarts: number[] = [];
+    const firstReceipts: number[] = [];
     const bareStarts: number[] = [];
     const bareScript = `import mqtt from 'mqtt';
       const c = mqtt.connect(${JSON.stringify(broker.url)}, { protocolVersion: 5 });
       c.on('connect', () => c.publish('bench/footprint/up', String(process.pid), { qos: 1 }, () => c.end()));`;
-    let agent: ChildProcess | null = null;
-    for (let i = 0; i < STARTS; i++) {
+    /** exec -> the retained `online` reached the observer; `until` as well, when given. */
+    const startAgent = async (file: string, until?: Promise<void>) => {
       const online = message(
         'online status',
         (topic, p) => topic === t.status && p.includes('"online":true'),
       );
       const started = performance.now();
-      agent = spawn(process.execPath, [...agentNodeArgs, cli, 'run', '--config', config], {
+      const child = spawn(process.execPath, [...agentNodeArgs, cli, 'run', '--config', file], {
         stdio: 'inherit',
         env: { ...process.env, ...unitEnvironment() },
       });
       await online;
-      agentStarts.push(performance.now() - started);
-      if (i < STARTS - 1) {
-        const offline = message(
-          'offline status',
-          (topic, p) => topic === t.status && p.includes('"online":false'),
-        );
-        await stop(agent);
-        await offline;
-      }
+      const onlineMs = performance.now() - started;
+      await until;
+      return { child, onlineMs, untilMs: performance.now() - started };
+    };
+    const stopAgent = async (child: ChildProcess) => {
+      const offline = message(
+        'offline status',
+        (topic, p) => topic === t.status && p.includes('"online":false'),
+      );
+      await stop(child);
+      await offline;
+    };
+    let agent: ChildProcess | null = null;
+    for (let i = 0; i < STARTS; i++) {
+      const installed = await startAgent(defaultConfig);
+      defaultStarts.push(installed.onlineMs);
+      await stopAgent(installed.child);
+
+      // A store after a power cut: an order waits on the broker (the agent's persistent session
+      // holds it) when the agent starts. exec -> the receipt's cut, its last command.
+      const cut = emulator.until(emulator.tickets + 1);
+      await publisherOf(broker.url).then(async (c) => {
+        const body = buildEnvelope({
+          appId: APP_ID,
+          storeKey: STORE_KEY,
+          param: benchInstruction(900_000 + i),
+          key: serviceKey,
+        });
+        await c.publishAsync(t.print, JSON.stringify(body), { qos: 1 });
+        await c.endAsync();
+      });
+      const waiting = await startAgent(defaultConfig, cut);
+      firstReceipts.push(waiting.untilMs);
+      await stopAgent(waiting.child);
+
+      const narrow = await startAgent(config);
+      narrowStarts.push(narrow.onlineMs);
+      agent = narrow.child;
+      if (i < STARTS - 1) await stopAgent(narrow.child);
 
       const up = message('bare publish', (topic) => topic === 'bench/footprint/up');
       const bareStarted = performance.now();
@@ -335,21 +432,32 @@ export async function benchFootprint(quick: boolean): Promise<Comparison[]> {
       'bench/footprint/floor',
     );
 
-    const agentStart = median(agentStarts);
     const bareStart = median(bareStarts);
+    const bareFigure = {
+      name: `bare Node + mqtt.js publish: ${bareStart.toFixed(0)} ms`,
+      opsPerSec: 1000 / bareStart,
+      samples: STARTS,
+    };
+    const startFigure = (name: string, ms: number) => ({
+      name: `${name}: ${ms.toFixed(0)} ms`,
+      opsPerSec: 1000 / ms,
+      samples: STARTS,
+    });
     return [
       compare(
-        `start: exec -> online, median of ${STARTS} (1000/ms)`,
-        {
-          name: `agent: ${agentStart.toFixed(0)} ms`,
-          opsPerSec: 1000 / agentStart,
-          samples: STARTS,
-        },
-        {
-          name: `bare Node + mqtt.js publish: ${bareStart.toFixed(0)} ms`,
-          opsPerSec: 1000 / bareStart,
-          samples: STARTS,
-        },
+        `start: exec -> online, installed config, median of ${STARTS} (1000/ms)`,
+        startFigure('agent', median(defaultStarts)),
+        bareFigure,
+      ),
+      compare(
+        `start: exec -> online, narrow config, median of ${STARTS} (1000/ms)`,
+        startFigure('agent', median(narrowStarts)),
+        bareFigure,
+      ),
+      compare(
+        `first receipt: exec -> the cut of an order waiting on the broker, installed config, median of ${STARTS} (1000/ms)`,
+        startFigure('agent', median(firstReceipts)),
+        bareFigure,
       ),
       compare(
         `RSS ${quick ? 3 : 10} s after start, idle (1000/MB)`,

@@ -1,6 +1,6 @@
 /**
  * The benchmark groups that measure in the bench's own process, as one module that bench/run.ts
- * loads bundled with the production build's options (test/helpers/child-entry.ts): our code in
+ * loads bundled with the production build's options (harness/child-entry.ts): our code in
  * them (opening an instruction, rendering, the store and spooler, the floor beside them, the
  * emulator they print to) runs as `npm run build` compiles it, not as tsx transpiles the sources
  * (decision 209). The groups that start children (e2e, footprint) bundle those children

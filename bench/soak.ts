@@ -21,9 +21,9 @@ import { readdirSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { MOSQUITTO_SKIP, Mosquitto, skipWithoutMosquitto } from '../harness/mosquitto.js';
 import { generateKeyPair, parseKey } from '../src/protocol/signing.js';
 import { type FaultStore, rssMb, Stores } from '../test/faults/harness.js';
-import { MOSQUITTO_SKIP, Mosquitto, skipWithoutMosquitto } from '../test/helpers/mosquitto.js';
 import { positiveArg } from './harness.js';
 
 const { values: args } = parseArgs({

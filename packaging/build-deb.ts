@@ -10,7 +10,8 @@
  *   /usr/lib/printer-agent/{package.json,dist/,node_modules/,config/printers/}
  *   /usr/bin/printer-agent -> ../lib/printer-agent/dist/cli.js
  *   /usr/lib/systemd/system/printer-agent.service, /usr/lib/udev/rules.d/99-printer-agent.rules
- *   /etc/printer-agent/config.json (conffile), /usr/share/doc/printer-agent/
+ *   /usr/share/printer-agent/config.example.json (postinst copies it to /etc/printer-agent/config.json
+ *   on the first install: no conffile), /usr/share/doc/printer-agent/
  *
  * Options: `--out DIR` (default `build/`), `--arch amd64|arm64` (default: this machine's, from
  * `dpkg --print-architecture`). SQLite: better-sqlite3 12 compiled for Node 20's module ABI and the
@@ -39,7 +40,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { bundle } from './bundle.js';
+import { bundle, NATIVE_PACKAGES, RUNTIME_REQUIRED } from './bundle.js';
+import { debianChangelog, parseChangelog } from './debian-changelog.js';
+import { installedDocs } from './doc-files.js';
 import { cacheDir, NODE_CPU, nodeDist } from './node-dist.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -59,7 +62,7 @@ if (!(arch in NODE_CPU)) {
   // armhf: Debian's nodejs 20 exists, but no Node 22 or newer in the npm registry and no
   // better-sqlite3 13 driver for it (decision 152); a 32-bit Pi OS installs from source.
   console.error(
-    `--arch ${arch}: packages are built for ${Object.keys(NODE_CPU).join(' and ')}; on other architectures install from source (README)`,
+    `--arch ${arch}: packages are built for ${Object.keys(NODE_CPU).join(' and ')}; on other architectures install from source (docs/install.md "From source")`,
   );
   process.exit(2);
 }
@@ -109,11 +112,23 @@ try {
     'better-sqlite3/build/Release/.deps',
     'better-sqlite3/build/Release/test_extension.node',
     'better-sqlite3/build/deps',
+    'better-sqlite3/build/Release/sqlite3.a',
+    // better-sqlite3 13 loads its prebuilt driver (prebuilds/); its sources and a failed local
+    // build's leftovers are never read.
+    'better-sqlite3-napi/deps',
+    'better-sqlite3-napi/src',
+    'better-sqlite3-napi/build',
     '.package-lock.json',
+    // Tools' caches (the tests' C tools are compiled here for the build machine's CPU).
+    '.cache',
   ])
     rmSync(join(lib, 'node_modules', leftover), { recursive: true, force: true });
   rmSync(join(lib, 'package-lock.json'));
   nativeModulesFor(join(lib, 'node_modules'));
+  const before = run('du', ['-sk', join(lib, 'node_modules')]).split('\t')[0]!;
+  onlyWhatRuns(join(lib, 'node_modules'));
+  const after = run('du', ['-sk', join(lib, 'node_modules')]).split('\t')[0]!;
+  console.error(`node_modules: ${before} KiB -> ${after} KiB (only what the bundle loads)`);
 
   const bin = join(stage, 'usr', 'bin');
   mkdirSync(bin, { recursive: true });
@@ -126,15 +141,30 @@ try {
   };
   copy('systemd/printer-agent.service', 'usr/lib/systemd/system/printer-agent.service');
   copy('systemd/99-printer-agent.rules', 'usr/lib/udev/rules.d/99-printer-agent.rules');
-  copy('config/config.example.json', 'etc/printer-agent/config.json', 0o640);
-  for (const doc of [
-    'README.md',
-    'docs/decisions.md',
-    'docs/config-reference.md',
-    'docs/fault-matrix.md',
-  ])
-    copy(doc, `usr/share/doc/printer-agent/${doc.split('/').pop()}`);
+  // The template, not a conffile: postinst puts it at /etc/printer-agent/config.json on the first
+  // install only. A store's config is written by `setup` and `config set` and migrated by
+  // postinst on upgrades (`config migrate`); as a conffile, every template change between
+  // versions would stop an unattended `apt upgrade` at dpkg's "keep your version?" prompt.
+  copy('config/config.example.json', 'usr/share/printer-agent/config.example.json');
+  // The README and every topic page of docs/, side by side: what the Pi shows names them there
+  // (`/usr/share/doc/printer-agent/install.md "Upgrades"`; packaging/doc-files.ts).
+  for (const { from, to } of installedDocs(ROOT)) copy(from, to);
   copy('config/config.schema.json', 'usr/share/doc/printer-agent/config.schema.json');
+  copy('CHANGELOG.md', 'usr/share/doc/printer-agent/CHANGELOG.md');
+  // Debian's changelog from CHANGELOG.md; its newest entry must be this version (apt and
+  // dpkg-parsechangelog read the version there).
+  const released = parseChangelog(readFileSync(join(ROOT, 'CHANGELOG.md'), 'utf8'));
+  if (released[0]?.version !== pkg.version)
+    throw new Error(
+      `CHANGELOG.md's newest version is ${released[0]?.version ?? 'none'}, package.json's ${pkg.version}: add "## [${pkg.version}] - YYYY-MM-DD" with what changed`,
+    );
+  const maintainer = /^Maintainer: (.+)$/m.exec(
+    readFileSync(join(ROOT, 'packaging', 'debian', 'control'), 'utf8'),
+  )![1]!;
+  const changelog = join(stage, 'usr/share/doc/printer-agent/changelog');
+  writeFileSync(changelog, debianChangelog(released, maintainer));
+  // -n: no name or time stamp in the gzip header, so the same sources give the same package.
+  run('gzip', ['-9n', changelog]);
 
   const debian = join(stage, 'DEBIAN');
   mkdirSync(debian);
@@ -148,7 +178,6 @@ try {
       .replaceAll('@NODE_ABIS@', abi20);
   for (const [name, mode] of [
     ['control', 0o644],
-    ['conffiles', 0o644],
     ['postinst', 0o755],
     ['prerm', 0o755],
     ['postrm', 0o755],
@@ -166,6 +195,72 @@ try {
   console.log(deb);
 } finally {
   rmSync(stage, { recursive: true, force: true });
+}
+
+/**
+ * What the bundle loads from node_modules at run time (issue 43: the package shipped 1,217 `.ts`
+ * files, zod's sources and fastify's type tests among them): the native packages esbuild leaves
+ * outside (bundle.ts), ajv's runtime helpers that fastify's compiled validators require by name,
+ * and what those depend on. Every other package is in the bundle already and goes; of the ones
+ * kept, what no program reads (TypeScript sources and declarations, source maps, docs) goes too,
+ * licences stay. The install test runs every command a technician runs from the result.
+ */
+function onlyWhatRuns(modules: string): void {
+  // Dependencies the native packages need to be installed or built, never to run: the prebuilt
+  // binary downloader and its own dependencies, C++ headers, type declarations.
+  const INSTALL_ONLY = new Set([
+    'prebuild-install',
+    'node-addon-api',
+    'napi-build-utils',
+    '@types/w3c-web-usb',
+  ]);
+  const roots: string[] = [
+    ...NATIVE_PACKAGES.filter((name) => !name.endsWith('/*')),
+    ...RUNTIME_REQUIRED,
+  ];
+  // @serialport/* and other scopes given as `@scope/*`: every installed package of the scope.
+  for (const pattern of NATIVE_PACKAGES.filter((name) => name.endsWith('/*'))) {
+    const scope = pattern.slice(0, -2);
+    if (existsSync(join(modules, scope)))
+      for (const name of readdirSync(join(modules, scope))) roots.push(`${scope}/${name}`);
+  }
+  const kept = new Set<string>();
+  const visit = (name: string) => {
+    if (kept.has(name) || INSTALL_ONLY.has(name)) return;
+    if (!existsSync(join(modules, name, 'package.json'))) return;
+    kept.add(name);
+    const manifest = JSON.parse(readFileSync(join(modules, name, 'package.json'), 'utf8')) as {
+      dependencies?: Record<string, string>;
+      optionalDependencies?: Record<string, string>;
+    };
+    for (const dep of Object.keys({
+      ...manifest.dependencies,
+      ...manifest.optionalDependencies,
+    }))
+      visit(dep);
+  };
+  for (const name of roots) visit(name);
+  for (const entry of readdirSync(modules)) {
+    if (entry === '.bin') {
+      rmSync(join(modules, entry), { recursive: true, force: true });
+      continue;
+    }
+    const names = entry.startsWith('@')
+      ? readdirSync(join(modules, entry)).map((name) => `${entry}/${name}`)
+      : [entry];
+    for (const name of names) if (!kept.has(name)) rmSync(join(modules, name), { recursive: true });
+    if (entry.startsWith('@') && readdirSync(join(modules, entry)).length === 0)
+      rmSync(join(modules, entry), { recursive: true });
+  }
+  const unread = /(\.d\.[cm]?ts|\.[cm]?ts|\.map|\.md|\.markdown)$/i;
+  const prune = (dir: string) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) prune(path);
+      else if (unread.test(entry.name) && !/^licen[cs]e/i.test(entry.name)) rmSync(path);
+    }
+  };
+  prune(modules);
 }
 
 /**

@@ -18,7 +18,7 @@ import type { BuildOptions, Plugin } from 'esbuild';
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 
 /** Packages with native code (or that load it by path): required from node_modules at run time. */
-const NATIVE_PACKAGES = [
+export const NATIVE_PACKAGES = [
   'better-sqlite3',
   'better-sqlite3-napi',
   'usb',
@@ -26,6 +26,13 @@ const NATIVE_PACKAGES = [
   '@serialport/*',
   '@resvg/resvg-js',
 ] as const;
+
+/**
+ * Packages the bundle's code requires by name at run time although esbuild bundled their users:
+ * fastify's validators, compiled by ajv, `require("ajv/dist/runtime/...")` from generated code.
+ * The Debian package keeps these beside the native ones (build-deb.ts).
+ */
+export const RUNTIME_REQUIRED = ['ajv', 'ajv-formats'] as const;
 
 /**
  * zod's namespaces export every one of its 64 locales (`z.locales`): 40% of zod's bundled code,
@@ -70,7 +77,7 @@ const zodEnglishOnly: Plugin = {
 
 /**
  * esbuild's options for a bundle into `outDir`: the command line by default, or other entry
- * points built the same way (the tests' child processes, test/helpers/child-entry.ts, run a
+ * points built the same way (the tests' child processes, harness/child-entry.ts, run a
  * bundle of the current sources made with these options, so they run what `npm run build` ships).
  */
 export function bundleOptions(
@@ -113,7 +120,7 @@ export async function bundle(
 }
 
 // Run as a script (`npm run build`) only as this file itself: bundled into a script that imports
-// it (through test/helpers/child-entry.ts), its import.meta.url is that bundle's, the entry file.
+// it (through harness/child-entry.ts), its import.meta.url is that bundle's, the entry file.
 const self = fileURLToPath(import.meta.url);
 if (process.argv[1] === self && basename(self) === 'bundle.ts')
   await bundle(undefined, { readable: process.argv.includes('--readable') });

@@ -13,12 +13,13 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { JobStore } from '../src/jobs/store.js';
 import { printInstructionSchema } from '../src/protocol/print-protocol.js';
+import { installedDocs } from './doc-files.js';
 import { NODE_CPU } from './node-dist.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -56,10 +57,9 @@ const work = mkdtempSync(join(tmpdir(), 'printer-agent-verify-'));
 try {
   const control = join(work, 'control');
   sh('dpkg-deb', ['--control', deb, control]);
-  assert.equal(
-    readFileSync(join(control, 'conffiles'), 'utf8').trim(),
-    '/etc/printer-agent/config.json',
-  );
+  // No conffile: the config is the store's, written by setup and migrated by postinst; a
+  // conffile would stop an unattended upgrade at dpkg's prompt whenever the template changed.
+  assert.ok(!existsSync(join(control, 'conffiles')), 'the package has no conffiles');
   for (const script of ['postinst', 'prerm', 'postrm']) sh('sh', ['-n', join(control, script)]);
   const postinst = readFileSync(join(control, 'postinst'), 'utf8');
   assert.match(postinst, /NODE_ABIS="\d+( \d+)*"/, 'postinst knows the module ABIs it carries');
@@ -81,8 +81,9 @@ try {
     `./usr/lib/printer-agent/node_modules/@resvg/resvg-js-linux-${cpu}-gnu/package.json`,
     './usr/lib/systemd/system/printer-agent.service',
     './usr/lib/udev/rules.d/99-printer-agent.rules',
-    './etc/printer-agent/config.json',
-    './usr/share/doc/printer-agent/README.md',
+    './usr/share/printer-agent/config.example.json',
+    './usr/share/doc/printer-agent/changelog.gz',
+    ...installedDocs(ROOT).map(({ to }) => `./${to}`),
   ])
     assert.ok(has(path), `${path} is in the package`);
   // Development tools must not ship; a dev dependency that a production one also needs (mqtt's
@@ -101,6 +102,15 @@ try {
     !contents.some((e) => e.startsWith('./usr/lib/printer-agent/src/')),
     'compiled JavaScript only, not our TypeScript sources',
   );
+  // Only what runs (issue 43: 1,217 `.ts` files once shipped): no TypeScript, no source maps, and
+  // of node_modules only the packages the bundle loads (build-deb.ts, onlyWhatRuns).
+  const unread = contents.filter((e) => /\.([cm]?ts|map)$/.test(e));
+  assert.deepEqual(unread.slice(0, 5), [], `${unread.length} files no program reads`);
+  for (const bundled of ['zod', 'fastify', 'mqtt', 'pino', 'commander'])
+    assert.ok(
+      !has(`./usr/lib/printer-agent/node_modules/${bundled}/`),
+      `${bundled} is in the bundle, not shipped again in node_modules`,
+    );
 
   const root = join(work, 'root');
   sh('dpkg-deb', ['--extract', deb, root]);

@@ -12,11 +12,11 @@ import { QueryClient } from './catchup/query-client.js';
 import { loadCaFile } from './catchup/transport.js';
 import type { AgentMetrics } from './console/metrics.js';
 import type { ConsoleSettings, RunningConsole } from './console/server.js';
-import { errorMessage, isAgentError } from './errors.js';
+import { AgentError, errorMessage, isAgentError } from './errors.js';
 import { type ClockSource, ClockSync } from './host/clock-sync.js';
 import { Health } from './jobs/health.js';
-import { logTransition } from './jobs/outcome-log.js';
-import { renderJob } from './jobs/render-job.js';
+import { TransitionLog } from './jobs/outcome-log.js';
+import { type DrawerSettings, drawerKick, renderJob } from './jobs/render-job.js';
 import { DEFAULT_RETENTION, Retention } from './jobs/retention.js';
 import type { RoutingRule } from './jobs/routing.js';
 import { Spooler } from './jobs/spooler.js';
@@ -28,12 +28,13 @@ import { Reporter } from './mqtt/reporter.js';
 import { PrinterMonitor } from './printer/monitor.js';
 import { openPrinter } from './printer/open-printer.js';
 import type { ConfirmMode, Printer } from './printer/printer.js';
+import { blocksPrinting } from './printer/status.js';
 import { mqttMaxPacketBytes } from './protocol/limits.js';
 import { lastWill, topics } from './protocol/print-protocol.js';
 import { loadKeyFile, type SignatureScheme } from './protocol/signing.js';
 import type { LogoSettings, ReceiptLogo, ReceiptOptions } from './receipt/options.js';
 import { getProfile } from './receipt/profile.js';
-import { LineRasterizer } from './receipt/raster-text.js';
+import { fontMissing, LineRasterizer } from './receipt/raster-text.js';
 import { renderTestPage } from './receipt/render.js';
 import { VERSION } from './version.js';
 
@@ -65,6 +66,11 @@ export interface AgentSettings {
    * profile into `receipt.logo`; absent or null: none.
    */
   logo?: LogoSettings | null;
+  /**
+   * The cash drawer on the receipt printer (issue 41 item 4): which payment receipts open it, and
+   * the pin `drawer open` pulses too; absent: never opened by a receipt, pin 2.
+   */
+  drawer?: DrawerSettings;
   /** Which roles get a ticket for each order (issue 18); default: the receipt role's receipt. */
   routing?: readonly RoutingRule[];
   lateAfterMinutes: number | null;
@@ -78,7 +84,13 @@ export interface AgentSettings {
   /** The anti-replay age of MQTT instructions (print-protocol v1.1 §4); default 7 days, detect. */
   freshness?: FreshnessSettings;
   /** The local API and metrics (issue 17); absent or null: off, and its code never loaded. */
-  console?: ConsoleSettings | null;
+  /** The local token is made when the console starts (console/local-token.ts). */
+  console?: Omit<ConsoleSettings, 'localToken'> | null;
+  /**
+   * The config file's modification time when it was read (`LoadedConfig.modifiedAt`), told by
+   * `/api/status` so doctor can say the file changed since; absent when not started from a file.
+   */
+  configModifiedAt?: string;
 }
 
 export interface FreshnessSettings {
@@ -112,6 +124,8 @@ export interface CatchUpSettings {
   responseSignature?: 'required' | 'off';
   /** Lab switch: http:// to a host other than loopback; warned about at every round. */
   allowInsecureHttp?: boolean;
+  /** v1.2 §10: accept answers signed version 1 (not bound to the request); warned every round. */
+  allowV1Signatures?: boolean;
   /** This store's restaurant and branch at the service: records for others are refused. */
   restaurantNo?: string;
   branchIdentifier?: string;
@@ -126,6 +140,7 @@ interface PrinterRoom {
 /** The MQTT room: the connection, the inbox behind it and the reporter in front of it. */
 interface MqttRoom {
   connection: MqttConnection;
+  inbox: Inbox;
   reporter: Reporter;
 }
 
@@ -150,6 +165,15 @@ export class Agent {
    * behind the inbox can take what it delivers.
    */
   static async start(given: AgentSettings, log: Logger): Promise<Agent> {
+    // Every line names its room (issue 42 item 10): the agent's own lines are the `agent` room's.
+    const alog = log.child({ room: 'agent' });
+    const freshness = given.freshness ?? {
+      maxAgeMs: DEFAULT_FRESHNESS_MAX_AGE_MS,
+      clock: 'detect',
+    };
+    // Asked first, awaited before the broker connects: its child process (timedatectl, where
+    // timesyncd's flag file is absent) runs while the rooms below are built (issue 45).
+    const clockRead = readClock(freshness.clock, alog);
     const logo = await storeLogo(given, log);
     const rasterizer = lineRasterizer(given, log);
     const settings: AgentSettings = {
@@ -161,7 +185,9 @@ export class Agent {
     jlog.info({ path: store.path }, 'job store open');
     const printers = openPrinters(settings, log);
     const spooler = buildSpooler(settings, store, printers);
-    spooler.on('transition', (job) => logTransition(jlog, job));
+    // One waiting line per outage, not one per retry (issue 42 item 9).
+    const transitions = new TransitionLog(jlog);
+    spooler.on('transition', (job) => transitions.record(job));
     const health = new Health(
       {
         store,
@@ -178,13 +204,22 @@ export class Agent {
       log.child({ room: 'jobs' }),
     );
     health.watch(spooler);
-    const freshness = settings.freshness ?? {
-      maxAgeMs: DEFAULT_FRESHNESS_MAX_AGE_MS,
-      clock: 'detect',
-    };
-    const clock = await readClock(freshness.clock, log);
+    // A character none of the raster fonts has prints as `?` (each job's warning names it); the
+    // journal and the status say it once, naming the packages (issue 42 item 13).
+    rasterizer?.once('missing', (ch) => {
+      const reason = fontMissing(ch);
+      log.child({ room: 'receipt' }).warn({ code: reason.code }, reason.message);
+      health.addWarning(reason);
+    });
+    const clock = await clockRead;
     const catchUp = settings.catchUp
-      ? catchUpPoller(settings, settings.catchUp, store, clock, log.child({ room: 'catchup' }))
+      ? catchUpPoller(
+          settings,
+          settings.catchUp,
+          store,
+          { clock, antiReplayAgeMs: freshness.maxAgeMs },
+          log.child({ room: 'catchup' }),
+        )
       : null;
     const mqtt = mqttRoom(settings, { store, health, clock, freshness, catchUp }, log);
     const retention = new Retention(
@@ -194,22 +229,31 @@ export class Agent {
         log.child({ room: 'jobs' }).warn({ err: errorMessage(error) }, 'retention run failed'),
     );
 
+    // Metrics listen before any room starts: no transition, round or connect goes uncounted.
+    const metrics = settings.console?.metrics
+      ? await agentMetrics(settings, { store, printers, spooler, mqtt, catchUp, clock })
+      : null;
     for (const p of printers) {
       p.monitor.on('change', () => mqtt.reporter.publishStatusSoon());
       p.monitor.start();
     }
     const recovered = spooler.start();
     if (recovered.length > 0)
-      log.warn({ jobs: recovered.map((j) => j.jobId) }, 'jobs interrupted by a crash re-queued');
+      jlog.warn({ jobs: recovered.map((j) => j.jobId) }, 'jobs interrupted by a crash re-queued');
     mqtt.reporter.start();
     retention.start();
     catchUp?.start();
+    mqtt.connection.connect();
     // The local API is for people: when it cannot listen (the port taken), printing goes on.
+    // Opened once the broker has had the online status (or said no, or after a second): loading
+    // its modules takes the one thread for ~80 ms, which the first receipt does not wait for
+    // (issue 45). Agent.start still resolves with it listening.
+    if (settings.console) await firstAnswer(mqtt, CONSOLE_AFTER_MS);
     const localApi = settings.console
       ? await openConsole(
           settings,
           settings.console,
-          { store, printers, spooler, mqtt, catchUp, health },
+          { store, printers, health, mqtt, metrics },
           log,
         ).catch((error: unknown) => {
           log.error(
@@ -219,8 +263,7 @@ export class Agent {
           return null;
         })
       : null;
-    mqtt.connection.connect();
-    log.info(
+    alog.info(
       {
         storeId: settings.storeId,
         version: VERSION,
@@ -229,7 +272,7 @@ export class Agent {
       },
       'agent started',
     );
-    return new Agent(log, store, printers, spooler, mqtt, retention, catchUp, health, localApi);
+    return new Agent(alog, store, printers, spooler, mqtt, retention, catchUp, health, localApi);
   }
 
   /** Where the status page and the local API answer; null when off or not listening. */
@@ -261,7 +304,11 @@ export class Agent {
  */
 function lineRasterizer(settings: AgentSettings, log: Logger): LineRasterizer | null {
   if (settings.receipt.rasterLines === false) return null;
-  const rasterizer = LineRasterizer.fromSystem();
+  // One given in the settings (tests: a font set without CJK), else the system's fonts.
+  const rasterizer =
+    settings.receipt.rasterizer !== undefined
+      ? settings.receipt.rasterizer
+      : LineRasterizer.fromSystem();
   const rlog = log.child({ room: 'receipt' });
   if (rasterizer) rlog.info({ fonts: rasterizer.fonts }, 'raster lines drawn with system fonts');
   else
@@ -313,51 +360,89 @@ async function storeLogo(
 }
 
 /**
- * The local API (and metrics), imported only when configured: an agent without them loads none of
- * their code (issue 17: no memory when off). Listening before the broker connects, so
- * `printer-agent status` answers while the agent waits for the broker.
+ * The Prometheus metrics (console/metrics.ts, imported only when `console.metrics`), listening to
+ * the rooms' events from before they start.
  */
-async function openConsole(
+async function agentMetrics(
   settings: AgentSettings,
-  consoleSettings: ConsoleSettings,
   rooms: {
     store: JobStore;
     printers: PrinterRoom[];
     spooler: Spooler;
     mqtt: MqttRoom;
     catchUp: CatchUpPoller | null;
+    clock: ClockSource;
+  },
+): Promise<AgentMetrics> {
+  const { store, printers, spooler, mqtt, catchUp, clock } = rooms;
+  const roles = [...new Set(settings.printers.flatMap((p) => p.roles))];
+  const { AgentMetrics } = await import('./console/metrics.js');
+  const m = new AgentMetrics({
+    storeId: settings.storeId,
+    version: VERSION,
+    roles,
+    catchUp: catchUp !== null,
+    jobsByState: () => store.countByState(),
+    queues: () => store.queueStats(roles),
+    // Labelled by role, as jobs and queues are: a printer serving two roles is under both.
+    printerStates: () =>
+      settings.printers.flatMap((p, i) =>
+        p.roles.map((role) => ({
+          printer: role,
+          state: printers[i]!.monitor.condition?.state ?? 'unknown',
+        })),
+      ),
+    canPrint: (state) => !blocksPrinting(state),
+    brokerConnected: () => mqtt.connection.connected,
+    clockSynchronized: () => clock.current().synchronized,
+  });
+  spooler.on('transition', (job) => m.transition(job));
+  catchUp?.on('round', (summary) => m.round(summary));
+  mqtt.inbox.on('rejected', (reason) => m.rejection(reason));
+  mqtt.inbox.on('duplicate', () => m.duplicate());
+  mqtt.connection.on('connect', () => m.connected());
+  return m;
+}
+
+/**
+ * The local API (and metrics), imported only when configured: an agent without them loads none of
+ * their code (issue 17: no memory when off). Listening before the broker connects, so
+ * `printer-agent status` answers while the agent waits for the broker.
+ */
+async function openConsole(
+  settings: AgentSettings,
+  consoleSettings: Omit<ConsoleSettings, 'localToken'>,
+  rooms: {
+    store: JobStore;
+    printers: PrinterRoom[];
     health: Health;
+    mqtt: MqttRoom;
+    metrics: AgentMetrics | null;
   },
   log: Logger,
 ): Promise<RunningConsole> {
-  const { store, printers, spooler, mqtt, catchUp, health } = rooms;
+  const { store, printers, health, mqtt, metrics } = rooms;
   const roles = [...new Set(settings.printers.flatMap((p) => p.roles))];
-  let metrics: AgentMetrics | null = null;
-  if (consoleSettings.metrics) {
-    const { AgentMetrics } = await import('./console/metrics.js');
-    const m = new AgentMetrics({
-      storeId: settings.storeId,
-      version: VERSION,
-      jobsByState: () => store.countByState(),
-      queueDepth: () =>
-        store.queueStats(roles).map((q) => ({ printer: q.printer, pending: q.pending })),
-      printerStates: () =>
-        printers.map((p) => ({ printer: p.id, state: p.monitor.condition?.state ?? 'unknown' })),
-      brokerConnected: () => mqtt.connection.connected,
-    });
-    spooler.on('transition', (job) => m.transition(job));
-    catchUp?.on('round', (summary) => m.round(summary));
-    metrics = m;
-  }
   const { startConsole } = await import('./console/server.js');
+  const { issueLocalToken } = await import('./console/local-token.js');
   return startConsole(
-    consoleSettings,
+    {
+      ...consoleSettings,
+      localToken: issueLocalToken(settings.stateDir),
+      // The page shows times in the store's zone: the one the order service's times are in.
+      ...(settings.freshness?.timeZone !== undefined
+        ? { timeZone: settings.freshness.timeZone }
+        : {}),
+    },
     {
       status: () => {
         const status = health.status();
         return {
           ...status,
           broker: { connected: mqtt.connection.connected },
+          ...(settings.configModifiedAt !== undefined
+            ? { config: { modifiedAt: settings.configModifiedAt } }
+            : {}),
           // When each printer was last checked (the page shows it beside the state).
           printers: status.online
             ? status.printers.map((p, i) => ({
@@ -382,6 +467,33 @@ async function openConsole(
           renderTestPage: (p) => renderTestPage(p, settings.receipt, VERSION),
         });
         return { bytes: rendered.bytes, columns: profile.fonts.A.columns };
+      },
+      openDrawer: async (role) => {
+        const at = settings.printers.findIndex((p) => p.roles.includes(role));
+        const config = settings.printers[at];
+        const room = printers[at];
+        if (!config || !room)
+          throw new AgentError(
+            'INPUT_INVALID',
+            `printer: no configured printer serves role ${role}`,
+          );
+        const profile = getProfile(config.profile);
+        if (!profile.drawer)
+          throw new AgentError(
+            'INPUT_INVALID',
+            `printer ${config.id}: its profile ${profile.id} has no drawer kick-out connector`,
+          );
+        // A printer that cannot print would keep the pulse in its buffer and open the drawer
+        // whenever it comes back: refused now instead, saying why.
+        const state = room.monitor.condition?.state ?? 'unknown';
+        if (blocksPrinting(state))
+          throw new AgentError(
+            'PRINTER_NOT_READY',
+            `printer ${config.id}: ${state}; the drawer was not opened`,
+          );
+        const pin = settings.drawer?.pin ?? 2;
+        await room.printer.send(drawerKick({ pin }, profile));
+        return { printer: config.id, pin };
       },
       store,
       roles,
@@ -436,8 +548,32 @@ function buildSpooler(settings: AgentSettings, store: JobStore, printers: Printe
     ),
     receiptOptions: settings.receipt,
     lateAfterMs: settings.lateAfterMinutes === null ? null : settings.lateAfterMinutes * 60_000,
+    ...(settings.freshness?.timeZone !== undefined
+      ? { timeZone: settings.freshness.timeZone }
+      : {}),
     interruptedPolicy: settings.interruptedPolicy,
     renderTestPage: (profile) => renderTestPage(profile, settings.receipt, VERSION),
+    drawer: settings.drawer ?? null,
+  });
+}
+
+/** The longest the local API waits for the broker's first answer before it opens anyway. */
+const CONSOLE_AFTER_MS = 1000;
+
+/**
+ * Resolves when the online status has reached the broker, the first connection attempt failed,
+ * or `ms` passed, whichever comes first.
+ */
+function firstAnswer(mqtt: MqttRoom, ms: number): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      mqtt.connection.off('offline', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    mqtt.connection.once('offline', done);
+    mqtt.reporter.firstStatus.then(done, done);
   });
 }
 
@@ -533,7 +669,7 @@ function mqttRoom(
     if (!sessionPresent) catchUp?.sessionLost();
   });
   connection.on('offline', () => mlog.warn('broker offline; retrying with backoff'));
-  return { connection, reporter };
+  return { connection, inbox, reporter };
 }
 
 /** The catch-up poller with its signed query client (print-protocol §8). */
@@ -541,7 +677,7 @@ function catchUpPoller(
   settings: AgentSettings,
   c: CatchUpSettings,
   store: JobStore,
-  clock: ClockSource,
+  { clock, antiReplayAgeMs }: { clock: ClockSource; antiReplayAgeMs: number },
   log: Logger,
 ): CatchUpPoller {
   const client = new QueryClient({
@@ -556,6 +692,9 @@ function catchUpPoller(
     responseSignature: c.responseSignature ?? 'required',
     ...(c.caFile !== undefined ? { ca: loadCaFile(c.caFile).pem } : {}),
     allowInsecureHttp: c.allowInsecureHttp === true,
+    // v1.2 §10: answers signed for this request and this store (the inbox's storeId too).
+    storeId: settings.storeId,
+    allowV1Signatures: c.allowV1Signatures === true,
   });
   return new CatchUpPoller(
     client,
@@ -571,6 +710,7 @@ function catchUpPoller(
       ...(c.restaurantNo !== undefined ? { restaurantNo: c.restaurantNo } : {}),
       ...(c.branchIdentifier !== undefined ? { branchIdentifier: c.branchIdentifier } : {}),
       clockSync: clock,
+      antiReplayAgeMs,
       ...(settings.routing ? { routing: settings.routing } : {}),
     },
     log,

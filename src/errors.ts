@@ -1,7 +1,8 @@
 /**
  * The error-code catalogue. Every error that crosses a room boundary carries one of these codes,
  * so callers branch on `code` and `retryable`, never on message text. The same codes appear in
- * job events (`reason.code`, print-protocol §6) and are listed in the README.
+ * job events (`reason.code`, print-protocol §6); docs/error-codes.md is generated from this table
+ * (`npm run docs`), so `summary` is what integrators read.
  *
  * Messages must never contain secrets (storeKey, private keys, passwords): they end up in logs,
  * job events and CLI output.
@@ -30,6 +31,11 @@ export const ERROR_CODES = {
     summary:
       'the store logo (receipt.logo.file) is missing, unreadable, not a PNG or SVG image, or too large: config check and doctor fail; the running agent prints receipts without it and shows it in its status (`warnings`)',
   },
+  FONT_MISSING: {
+    retryable: false,
+    summary:
+      "a character needs drawing (a raster line) and no installed font has it: it prints as '?'; the running agent says so once in its journal and its status (`warnings`), doctor lists the scripts its fonts lack",
+  },
   // Printers and their links.
   PRINTER_URL_INVALID: { retryable: false, summary: 'a printer URL cannot be understood' },
   PRINTER_UNREACHABLE: { retryable: true, summary: 'the printer link cannot be opened' },
@@ -44,6 +50,11 @@ export const ERROR_CODES = {
   STORE_FAILED: {
     retryable: true,
     summary: 'the job database cannot be read or written: do not ack, retry later',
+  },
+  NODE_UNSUPPORTED: {
+    retryable: false,
+    summary:
+      'the Node.js running the agent cannot load its native SQLite driver (another module ABI): run it on Node.js 20 or on 22 or newer; a config-class exit (78), so systemd does not restart it every 2 s',
   },
   JOB_NOT_FOUND: { retryable: false, summary: 'no stored job (or stored receipt) matches' },
   JOB_STATE_CONFLICT: { retryable: false, summary: 'the job is not in a state that allows this' },
@@ -77,6 +88,11 @@ export const ERROR_CODES = {
     retryable: false,
     summary: 'the config file is not valid JSON or breaks a rule of the config schema',
   },
+  CONFIG_TOO_NEW: {
+    retryable: false,
+    summary:
+      "the config file's version is newer than this agent knows: refused by every command (exit 78), upgrade printer-agent",
+  },
   // The broker.
   BROKER_UNAVAILABLE: {
     retryable: true,
@@ -107,12 +123,12 @@ export const ERROR_CODES = {
   CONTENT_CUT: {
     retryable: false,
     summary:
-      'free text (custom print content, remark) was longer than the receipt allows: cut, marked on the paper and reported',
+      'free text (custom print content, remark) was longer than the receipt allows: cut, marked on the paper and reported (in the `warnings` of its job event)',
   },
   CLOCK_UNSYNCHRONIZED: {
     retryable: false,
     summary:
-      "the system clock is not known to be synchronized: the instruction's age was not checked",
+      "the system clock is not known to be synchronized: the instruction's age was not checked (in the `warnings` of its job event)",
   },
   // The agent itself.
   INTERNAL_ERROR: {

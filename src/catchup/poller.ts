@@ -32,7 +32,9 @@
  * record for another restaurant or branch (when `restaurantNo` / `branchIdentifier` are known) is
  * reported `rejected` (IDENTITY_MISMATCH), never printed, and does not move the cursor: its
  * orderInnerNo is a position in someone else's list, and "after it" could skip orders of ours.
- * With the lab switch (http to a non-loopback host) every round starts with a warning.
+ * With the lab switch (http to a non-loopback host) every round starts with a warning. With
+ * version 1 signatures allowed (v1.2 §10: the body alone, not bound to the request) every round
+ * ends with one, saying how many of its answers were version 1.
  */
 import { EventEmitter } from 'node:events';
 import { AgentError, errorMessage, isAgentError } from '../errors.js';
@@ -40,19 +42,29 @@ import type { ClockSource } from '../host/clock-sync.js';
 import {
   DEFAULT_ROUTING,
   namedRoute,
+  type RoutableOrder,
   type RoutingRule,
+  routableInstruction,
   routableRecord,
   routeOrder,
 } from '../jobs/routing.js';
 import type { JobStore } from '../jobs/store.js';
+import { belowTimeFloor } from '../jobs/time-floor.js';
 import type { Logger } from '../logging.js';
-import { DEFAULT_PRINTER_ROLE } from '../protocol/print-protocol.js';
+import { ANTI_REPLAY_DEFAULT_DAYS } from '../protocol/limits.js';
+import type { OrderRecord } from '../protocol/order-record.js';
+import { DEFAULT_PRINTER_ROLE, storedInstructionSchema } from '../protocol/print-protocol.js';
 import { formatTimestamp, formatWallClock, wallClockMs } from '../protocol/time.js';
 import { type Clock, systemClock } from './clock.js';
-import type { PageEntry, QueryApi, QueryPage, QueryRequest } from './query-client.js';
+import {
+  type PageEntry,
+  type QueryApi,
+  type QueryPage,
+  type QueryRequest,
+  START_ORDER_UNKNOWN_CODE,
+} from './query-client.js';
 
-/** The reference order service's answer to an incremental query from an order it does not have. */
-export const START_ORDER_UNKNOWN_CODE = 40006;
+export { START_ORDER_UNKNOWN_CODE };
 /**
  * Time ranges end this far after "now": an agent clock a little behind the service's must not
  * hide the newest orders. Harmless: the service has no orders from the future.
@@ -69,6 +81,8 @@ export type CatchUpStore = Pick<
   | 'setCatchUpCursor'
   | 'clearCatchUpCursor'
   | 'enqueueOrder'
+  | 'getReceipt'
+  | 'timeFloor'
   | 'recordEvent'
   | 'getMeta'
   | 'setMeta'
@@ -99,6 +113,12 @@ export interface PollerOptions {
    * agent's own clock never drops a receipt). Absent: trusted (unit tests on a virtual clock).
    */
   clockSync?: ClockSource;
+  /**
+   * The anti-replay age (freshness.maxAgeDays): while the clock cannot be trusted, a record older
+   * than the newest authenticated createTime by more than this is refused (v1.2 §10 time floor,
+   * src/jobs/time-floor.ts). Default 7 days.
+   */
+  antiReplayAgeMs?: number;
 }
 
 export type RoundReason = 'first-start' | 'session-lost' | 'schedule' | 'requested';
@@ -132,6 +152,8 @@ export class CatchUpPoller extends EventEmitter<PollerEvents> {
   private lastQueryAt: number | null = null;
   private loop: Promise<void> | null = null;
   private readonly reported = new Set<string>();
+  /** Answers of the running round signed version 1 (v1.2 §10). */
+  private v1Answers = 0;
 
   constructor(
     private readonly client: QueryApi,
@@ -235,6 +257,7 @@ export class CatchUpPoller extends EventEmitter<PollerEvents> {
     // The lab switch is loud on purpose: every round, not once at start.
     const warning = this.client.transportWarning;
     if (warning && !this.stopped) this.log.warn({ reason }, warning);
+    this.v1Answers = 0;
     try {
       const cursor = this.store.getCatchUpCursor();
       let incremental = cursor !== null;
@@ -275,6 +298,10 @@ export class CatchUpPoller extends EventEmitter<PollerEvents> {
       // Reported through the round's own error, if the store is down.
     }
     this.report(summary);
+    // Accepting version 1 is loud on purpose too: every round, with what it accepted.
+    const unbound = this.client.signatureWarning;
+    if (unbound && !this.stopped)
+      this.log.warn({ reason, v1Answers: this.v1Answers, queries: summary.queries }, unbound);
     return summary;
   }
 
@@ -355,7 +382,9 @@ export class CatchUpPoller extends EventEmitter<PollerEvents> {
     if (this.stopped) throw new Stopped();
     summary.queries++;
     try {
-      return await this.client.query(request, this.stopper.signal);
+      const page = await this.client.query(request, this.stopper.signal);
+      if (page.signedVersion === 1) this.v1Answers++;
+      return page;
     } finally {
       this.lastQueryAt = this.clock.now();
       try {
@@ -386,14 +415,21 @@ export class CatchUpPoller extends EventEmitter<PollerEvents> {
     }
     const reading = this.options.clockSync?.current();
     const trusted = reading === undefined || reading.synchronized;
-    const stale = trusted ? this.staleness(record.createTime) : null;
+    const stale = trusted
+      ? this.staleness(record.createTime)
+      : belowTimeFloor(
+          record.createTime,
+          this.store.timeFloor(),
+          this.options.antiReplayAgeMs ?? ANTI_REPLAY_DEFAULT_DAYS * 86_400_000,
+          'freshness.maxAgeDays',
+        );
     // The same routing as an instruction's (issue 18): one job per role, deduped per order and
     // role, so an order MQTT already brought prints nothing twice.
     const rules = this.options.routing ?? DEFAULT_ROUTING;
     const named = this.options.printer !== undefined;
     const routes = named
       ? [namedRoute(this.options.printer!, rules)]
-      : routeOrder(routableRecord(record), rules);
+      : routeOrder(this.routable(record), rules);
     const results = this.store.enqueueOrder({ kind: 'record', record }, routes, {
       named,
       advanceCursor,
@@ -446,6 +482,20 @@ export class CatchUpPoller extends EventEmitter<PollerEvents> {
     if (branchIdentifier !== undefined && record.branchIdentifier !== branchIdentifier)
       return `branchIdentifier ${clip(record.branchIdentifier)} is not this store's ${branchIdentifier} (catchUp.branchIdentifier)`;
     return null;
+  }
+
+  /**
+   * What routing reads of a record: when the order already came as an instruction, that
+   * instruction (it has the order's type, which a record of another service lacks), so catch-up
+   * adds no ticket the instruction's own routing left out (issue 40 item 1); else the record.
+   */
+  private routable(record: OrderRecord): RoutableOrder {
+    const known = this.store.getReceipt(record.orderInnerNo);
+    if (known?.payloadType === 'instruction' && known.payload !== null) {
+      const instruction = storedInstructionSchema.safeParse(known.payload);
+      if (instruction.success) return routableInstruction(instruction.data);
+    }
+    return routableRecord(record);
   }
 
   private reject(

@@ -8,6 +8,11 @@
  * - The link enforces the transport rules and the body cap, and refuses an answer whose
  *   `X-Signature` does not verify before a byte of it is parsed: not one of its records, and not
  *   even its response code (an unauthenticated 40006 would otherwise reset the cursor).
+ * - The answer is the answer to this request (print-protocol v1.2 §10): signed for this request's
+ *   nonce, target and this store (`storeId`), and its `pageNum` is the page asked for, or it is
+ *   refused whole (QUERY_REJECTED, `details.refused` bad-signature, wrong-store, wrong-page). An
+ *   answer the service signed for no store (it could not tell whose request it was) is taken
+ *   only as a refusal of the request: never as records, nor as 40006.
  * - Then, on the authenticated body: nesting depth (`tooDeep`) before JSON.parse, the protocol's
  *   own `parseResponse` (so `data` may come nested or as a JSON-encoded string, 2.10's sample),
  *   the result shell (2.4), at most `pageSize` records, and each order record (2.5) on its own, so
@@ -36,7 +41,9 @@ import {
   SERVICE_ERROR_CODE,
 } from '../protocol/index.js';
 import { MAX_JSON_DEPTH, tooDeep } from '../protocol/limits.js';
+import { deriveStoreId } from '../protocol/store-id.js';
 import {
+  type AnswerBinding,
   type Authentication,
   type RawAnswer,
   ServiceLink,
@@ -45,6 +52,8 @@ import {
 import type { CatchUpTransportKind } from './transport.js';
 
 export const QUERY_PATH = '/open-api/order/list';
+/** The reference order service's answer to an incremental query from an order it does not have. */
+export const START_ORDER_UNKNOWN_CODE = 40006;
 
 export interface QueryClientOptions extends Omit<ServiceLinkOptions, 'url' | 'scrub'> {
   /** The service's base URL; a path prefix is kept (`https://host/api` -> `.../api/open-api/...`). */
@@ -54,6 +63,11 @@ export interface QueryClientOptions extends Omit<ServiceLinkOptions, 'url' | 'sc
   storeKey: string;
   /** The store's private key: signs `param`. */
   key: RsaKey;
+  /**
+   * The store answers must be signed for (v1.2 §10): the agent's storeId. Default: derived from
+   * appId and storeKey (print-protocol §1), as the reference service derives it.
+   */
+  storeId?: string;
 }
 
 /** One query's parameters (order-api 2.3): exactly one mode, plus the page. */
@@ -82,6 +96,8 @@ export interface QueryPage {
   pageSize: number;
   entries: PageEntry[];
   authenticated: PageAuthentication;
+  /** The signature's version (v1.2 §10): 2 bound to the request, 1 the body alone; null: off. */
+  signedVersion?: 1 | 2 | null;
 }
 
 /** What the poller needs of a client (a fake can stand in for it). */
@@ -89,6 +105,11 @@ export interface QueryApi {
   query(request: QueryRequest, signal?: AbortSignal): Promise<QueryPage>;
   /** Set when the transport is allowed but unsafe (the lab switch): logged at every round. */
   readonly transportWarning?: string | null;
+  /**
+   * Set when version 1 signatures are accepted (v1.2 §10, `catchUp.allowV1Signatures`): logged
+   * at every round, with how many of the round's answers were version 1.
+   */
+  readonly signatureWarning?: string | null;
 }
 
 /** 2.4 with `list` left open: records are checked one at a time below. */
@@ -104,12 +125,29 @@ export class QueryClient implements QueryApi {
   constructor(private readonly options: QueryClientOptions) {
     this.url = `${options.baseUrl.replace(/\/+$/, '')}${QUERY_PATH}`;
     this.secretForms = secretForms([options.storeKey]);
-    const { baseUrl: _baseUrl, appId: _appId, storeKey: _storeKey, key: _key, ...link } = options;
+    const {
+      baseUrl: _baseUrl,
+      appId: _appId,
+      storeKey: _storeKey,
+      key: _key,
+      storeId,
+      ...link
+    } = options;
     this.link = new ServiceLink({
       ...link,
       url: this.url,
+      storeId: storeId ?? deriveStoreId(options.appId, options.storeKey),
       scrub: (text: string) => this.scrub(text),
     });
+  }
+
+  get signatureWarning(): string | null {
+    if (this.options.allowV1Signatures !== true || this.link.signatures === 'off') return null;
+    return (
+      'catchUp.allowV1Signatures is true: answers signed version 1 (the body alone) are accepted, ' +
+      'so a captured page of the service verifies as the answer to any other query, page or ' +
+      "store's query (print-protocol v1.2 §10). Remove it once the order service signs v2"
+    );
   }
 
   get transport(): CatchUpTransportKind {
@@ -137,11 +175,20 @@ export class QueryClient implements QueryApi {
 
     // Authenticated (or refused) before a byte of the body is parsed.
     const answer = await this.link.post(JSON.stringify(envelope), signal);
-    return this.read(answer, request.pageSize, answer.authenticated);
+    return this.read(answer, request, answer);
   }
 
   /** Step 2: the authenticated body, parsed with every bound checked before the work it bounds. */
-  private read(answer: RawAnswer, pageSize: number, authenticated: PageAuthentication): QueryPage {
+  private read(
+    answer: RawAnswer,
+    request: QueryRequest,
+    signed: {
+      authenticated: PageAuthentication;
+      signedVersion: 1 | 2 | null;
+      bound: AnswerBinding;
+    },
+  ): QueryPage {
+    const { pageSize, pageNum } = request;
     const status = answer.status;
     const text = answer.bytes.toString('utf8');
     if (tooDeep(text)) throw this.tooDeep(status);
@@ -168,6 +215,16 @@ export class QueryClient implements QueryApi {
         details: { httpStatus: status },
       });
     }
+    // Signed for this request, but not for a store: the service did not know whose it was, so it
+    // can only have refused it. Records, or "no such order for this store", are not that.
+    if (signed.bound === 'no-store' && (parsed.ok || parsed.code === START_ORDER_UNKNOWN_CODE))
+      throw new AgentError(
+        'QUERY_REJECTED',
+        `${this.url}: HTTP ${status}, the answer is signed for no store, not for this store ` +
+          `(${this.link.storeId}), yet it ${parsed.ok ? 'lists orders' : `answers ${parsed.code}`}: ` +
+          'refused (print-protocol v1.2 §10)',
+        { details: { httpStatus: status, refused: 'wrong-store' } },
+      );
     if (!parsed.ok) {
       const message = this.scrub(parsed.message);
       throw new AgentError(
@@ -188,6 +245,22 @@ export class QueryClient implements QueryApi {
       );
     }
     const page = parsed.data.value;
+    // v1.2 §10: the page asked for, not another page of the same query (a page signed for this
+    // request says which page it is; the service echoes the pageNum it was asked for).
+    if (page.pageNum !== pageNum)
+      throw new AgentError(
+        'QUERY_REJECTED',
+        `${this.url}: the answer is page ${page.pageNum}, page ${pageNum} was asked for: refused ` +
+          'whole (print-protocol v1.2 §10)',
+        {
+          details: {
+            httpStatus: status,
+            refused: 'wrong-page',
+            pageNum: page.pageNum,
+            asked: pageNum,
+          },
+        },
+      );
     if (page.list.length > pageSize)
       throw new AgentError(
         'QUERY_REJECTED',
@@ -199,7 +272,8 @@ export class QueryClient implements QueryApi {
       pageNum: page.pageNum,
       pageSize: page.pageSize,
       entries: page.list.map((item, i) => entry(item, i)),
-      authenticated,
+      authenticated: signed.authenticated,
+      signedVersion: signed.signedVersion,
     };
   }
 

@@ -12,6 +12,13 @@
  *   nor take a CA file without another dependency.
  * - An answer without a valid signature is refused whole (QUERY_REJECTED, `details.refused`
  *   unsigned or bad-signature), unless signatures are off, which is allowed over https only.
+ * - The answer is bound to its request (print-protocol v1.2 §10): each POST carries a fresh
+ *   `X-Request-Nonce`, and the signature must be version 2 over the context line, this method,
+ *   this request target, this nonce and this store, then the body. A signature for another
+ *   request, nonce or store is a bad signature. Version 1 (the body alone, which verifies for any
+ *   request) is refused (`details.refused` v1-signature) unless `allowV1Signatures` says
+ *   otherwise; the poller then warns at every round. An answer bound to no store (the service
+ *   could not tell whose request it was) is marked so: it can only be a refusal (query-client.ts).
  */
 import type { IncomingMessage, RequestOptions } from 'node:http';
 import { createRequire } from 'node:module';
@@ -20,6 +27,13 @@ import { AgentError } from '../errors.js';
 import { isLoopbackAddress } from '../host/loopback.js';
 import { tlsFailure } from '../host/tls-failure.js';
 import { QUERY_RESPONSE_MAX_BYTES } from '../protocol/limits.js';
+import {
+  boundResponseBytes,
+  newRequestNonce,
+  REQUEST_NONCE_HEADER,
+  RESPONSE_SIGNATURE_VERSION_HEADER,
+  type ResponseBinding,
+} from '../protocol/response-binding.js';
 import {
   DEFAULT_SIGNATURE_SCHEME,
   RESPONSE_SIGNATURE_HEADER,
@@ -46,6 +60,13 @@ export interface ServiceLinkOptions {
   serviceKey?: RsaKey;
   /** print-protocol §8: `required` (default) or `off` (https only). */
   responseSignature?: 'required' | 'off';
+  /**
+   * The store answers must be bound to (v1.2 §10): the agent's storeId. Unset: answers are bound
+   * to no store, which only a refusal of the request is (the `doctor` probe).
+   */
+  storeId?: string;
+  /** v1.2 §10: accept version 1 signatures (the body alone, not bound to the request). */
+  allowV1Signatures?: boolean;
   /** PEM certificates that verify the service (https); default the system CAs. */
   ca?: string;
   /** Lab switch: http:// to a host other than loopback. */
@@ -60,8 +81,17 @@ export interface ServiceLinkOptions {
 export interface RawAnswer {
   status: number;
   signature: string | undefined;
+  /** `X-Signature-Version` as received: absent (version 1), `2`, or anything. */
+  signatureVersion: string | undefined;
   bytes: Buffer;
 }
+
+/**
+ * What a verified signature bound the answer to (v1.2 §10): `store`, this request for this store;
+ * `no-store`, this request, which the service did not attribute to a store (only a refusal can
+ * be that); `none`, nothing (version 1, allowed explicitly, or signatures off).
+ */
+export type AnswerBinding = 'store' | 'no-store' | 'none';
 
 /**
  * How an answer was authenticated: its `X-Signature` verified with the service key, or it came
@@ -75,6 +105,8 @@ export class ServiceLink {
   /** Set for the lab switch (http to a host other than loopback). */
   readonly transportWarning: string | null;
   readonly signatures: 'required' | 'off';
+  /** The store answers are bound to (v1.2 §10); empty: none (the probe). */
+  readonly storeId: string;
   private readonly target: URL;
   private readonly timeoutMs: number;
   private readonly maxBytes: number;
@@ -85,6 +117,7 @@ export class ServiceLink {
     this.timeoutMs = options.timeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS;
     this.maxBytes = options.maxResponseBytes ?? QUERY_RESPONSE_MAX_BYTES;
     this.signatures = options.responseSignature ?? 'required';
+    this.storeId = options.storeId ?? '';
     this.scrub = options.scrub ?? ((text) => text);
     const kind = catchUpTransportKind(options.url);
     if (kind === null)
@@ -110,13 +143,22 @@ export class ServiceLink {
     this.target = new URL(options.url);
   }
 
+  /** The request target as node sends it: path and query. */
+  private get path(): string {
+    return `${this.target.pathname}${this.target.search}`;
+  }
+
   /** POSTs `body` and returns the answer only once it is authenticated. */
   async post(
     body: string,
     signal?: AbortSignal,
-  ): Promise<RawAnswer & { authenticated: Authentication }> {
-    const answer = await this.exchange(body, signal);
-    return { ...answer, authenticated: this.authenticate(answer) };
+  ): Promise<
+    RawAnswer & { authenticated: Authentication; signedVersion: 1 | 2 | null; bound: AnswerBinding }
+  > {
+    const nonce = newRequestNonce();
+    const answer = await this.exchange(body, nonce, signal);
+    const binding = { method: 'POST', path: this.path, nonce, storeId: this.storeId };
+    return { ...answer, ...this.authenticate(answer, binding) };
   }
 
   /**
@@ -126,57 +168,97 @@ export class ServiceLink {
    */
   async probe(): Promise<{
     status: number;
-    signature: 'valid' | 'missing' | 'invalid' | 'unchecked';
+    /** `v1`: a valid signature of the body alone (a service older than v1.2 §10). */
+    signature: 'valid' | 'v1' | 'missing' | 'invalid' | 'unchecked';
   }> {
-    const answer = await this.exchange('{}');
+    const nonce = newRequestNonce();
+    const answer = await this.exchange('{}', nonce);
     const header = answer.signature?.trim();
-    if (!header) return { status: answer.status, signature: 'missing' };
-    if (!this.options.serviceKey) return { status: answer.status, signature: 'unchecked' };
-    const ok = verifyBytes(
-      answer.bytes,
-      header,
-      this.options.serviceKey,
+    const status = answer.status;
+    if (!header) return { status, signature: 'missing' };
+    if (!this.options.serviceKey) return { status, signature: 'unchecked' };
+    // The probe sends no store: the service's answer is bound to no store.
+    const binding = { method: 'POST', path: this.path, nonce, storeId: '' };
+    if (answer.signatureVersion?.trim() === '2')
+      return { status, signature: this.verify(answer, header, binding) ? 'valid' : 'invalid' };
+    return { status, signature: this.verify(answer, header, null) ? 'v1' : 'invalid' };
+  }
+
+  /** Whether `signature` verifies over the answer as bound (version 2), or its body alone. */
+  private verify(answer: RawAnswer, signature: string, binding: ResponseBinding | null): boolean {
+    return verifyBytes(
+      binding ? boundResponseBytes(binding, answer.bytes) : answer.bytes,
+      signature,
+      this.options.serviceKey!,
       this.options.scheme ?? DEFAULT_SIGNATURE_SCHEME,
     );
-    return { status: answer.status, signature: ok ? 'valid' : 'invalid' };
   }
 
   /**
    * Step 1, before anything of the body is looked at: is it the service's? A missing or bad
    * signature refuses the whole answer, success or failure code alike.
    */
-  private authenticate(answer: RawAnswer): Authentication {
+  private authenticate(
+    answer: RawAnswer,
+    binding: ResponseBinding,
+  ): { authenticated: Authentication; signedVersion: 1 | 2 | null; bound: AnswerBinding } {
     // Only a verified https connection gets here with signatures off (the constructor).
-    if (this.signatures === 'off') return 'tls';
+    if (this.signatures === 'off')
+      return { authenticated: 'tls', signedVersion: null, bound: 'none' };
     const status = answer.status;
-    if (answer.signature === undefined || answer.signature.trim() === '')
+    const signature = answer.signature?.trim();
+    if (signature === undefined || signature === '')
       throw new AgentError(
         'QUERY_REJECTED',
         `${this.url}: HTTP ${status}, the answer carries no X-Signature: refused unread ` +
           '(catchUp.responseSignature is "required"; print-protocol §8)',
         { details: { httpStatus: status, refused: 'unsigned' } },
       );
-    const ok = verifyBytes(
-      answer.bytes,
-      answer.signature.trim(),
-      this.options.serviceKey!,
-      this.options.scheme ?? DEFAULT_SIGNATURE_SCHEME,
-    );
-    if (!ok)
+    const version = answer.signatureVersion?.trim();
+    if (version === '2') {
+      if (this.verify(answer, signature, binding))
+        return { authenticated: 'signature', signedVersion: 2, bound: 'store' };
+      // The service could not tell whose request it was (a refusal before the envelope held).
+      if (binding.storeId !== '' && this.verify(answer, signature, { ...binding, storeId: '' }))
+        return { authenticated: 'signature', signedVersion: 2, bound: 'no-store' };
+      throw new AgentError(
+        'QUERY_REJECTED',
+        `${this.url}: HTTP ${status}, the answer's X-Signature does not verify with the service ` +
+          'public key (keys.servicePublicKeyFile) for this request (its nonce, target and store; ' +
+          'print-protocol v1.2 §10): refused unread',
+        { details: { httpStatus: status, refused: 'bad-signature', signatureVersion: 2 } },
+      );
+    }
+    if (version !== undefined && version !== '' && version !== '1')
+      throw new AgentError(
+        'QUERY_REJECTED',
+        `${this.url}: HTTP ${status}, the answer's X-Signature-Version is not 1 or 2: refused unread`,
+        { details: { httpStatus: status, refused: 'bad-signature' } },
+      );
+    if (this.options.allowV1Signatures !== true)
+      throw new AgentError(
+        'QUERY_REJECTED',
+        `${this.url}: HTTP ${status}, the answer is signed version 1 (its body alone, not bound ` +
+          'to this request: a captured answer would verify as the answer to any query): refused ' +
+          'unread (print-protocol v1.2 §10: the service signs v2 when the request carries ' +
+          'X-Request-Nonce; catchUp.allowV1Signatures accepts v1 from an older service)',
+        { details: { httpStatus: status, refused: 'v1-signature', signatureVersion: 1 } },
+      );
+    if (!this.verify(answer, signature, null))
       throw new AgentError(
         'QUERY_REJECTED',
         `${this.url}: HTTP ${status}, the answer's X-Signature does not verify with the service ` +
           'public key (keys.servicePublicKeyFile): refused unread',
-        { details: { httpStatus: status, refused: 'bad-signature' } },
+        { details: { httpStatus: status, refused: 'bad-signature', signatureVersion: 1 } },
       );
-    return 'signature';
+    return { authenticated: 'signature', signedVersion: 1, bound: 'none' };
   }
 
   /**
    * One POST and its answer, the body read up to the cap. Over the cap (declared or counted) the
    * connection is destroyed at once: the rest is never read, so a huge answer costs no memory.
    */
-  private exchange(body: string, signal?: AbortSignal): Promise<RawAnswer> {
+  private exchange(body: string, nonce: string, signal?: AbortSignal): Promise<RawAnswer> {
     const timeout = AbortSignal.timeout(this.timeoutMs);
     const combined = signal ? anySignal(signal, timeout) : timeout;
     const https = this.target.protocol === 'https:';
@@ -186,6 +268,8 @@ export class ServiceLink {
         'content-type': 'application/json',
         accept: 'application/json',
         'content-length': Buffer.byteLength(body),
+        // v1.2 §10: the service binds its answer to it (a fresh one per request).
+        [REQUEST_NONCE_HEADER]: nonce,
       },
       // A connection of its own per query (queries are 10 s apart): destroying it on a refused
       // answer can never hurt another request.
@@ -236,10 +320,13 @@ export class ServiceLink {
         });
         res.on('end', () => {
           const header = res.headers[RESPONSE_SIGNATURE_HEADER];
+          const version = res.headers[RESPONSE_SIGNATURE_VERSION_HEADER];
           finish(null, {
             status,
             // Two X-Signature headers are not one signature: joined, they fail to verify.
             signature: Array.isArray(header) ? header.join(', ') : header,
+            // Nor are two versions one: joined, neither 1 nor 2.
+            signatureVersion: Array.isArray(version) ? version.join(', ') : version,
             bytes: Buffer.concat(chunks, size),
           });
         });

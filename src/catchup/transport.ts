@@ -26,6 +26,8 @@ export interface CatchUpTransportRules {
   /** Whether a CA file is configured (its path, or just `true`). */
   caFile?: string | boolean;
   responseSignature?: 'required' | 'off';
+  /** v1.2 §10: answers signed version 1 (not bound to the request) accepted. */
+  allowV1Signatures?: boolean;
 }
 
 export interface CatchUpTransportIssue {
@@ -95,7 +97,10 @@ export function insecureHttpWarning(baseUrl: string): string {
   );
 }
 
-/** Warnings of settings that are allowed but weaken catch-up (none for https with signatures). */
+/**
+ * Warnings of settings that are allowed but weaken catch-up (none for https with signatures
+ * bound to the request).
+ */
 export function catchUpTransportWarnings(baseUrl: string, rules: CatchUpTransportRules): string[] {
   const kind = catchUpTransportKind(baseUrl);
   const warnings: string[] = [];
@@ -105,6 +110,13 @@ export function catchUpTransportWarnings(baseUrl: string, rules: CatchUpTranspor
     warnings.push(
       'catchUp.responseSignature is "off": catch-up answers are trusted on the TLS certificate ' +
         'alone; set it to "required" once the order service signs its answers (X-Signature)',
+    );
+  if (kind !== null && rules.responseSignature !== 'off' && rules.allowV1Signatures === true)
+    warnings.push(
+      'catchUp.allowV1Signatures is true: answers signed version 1 (the body alone) are ' +
+        'accepted, so a captured page of the service is accepted as the answer to any other ' +
+        "query, page or store's query (print-protocol v1.2 §10); remove it once the order " +
+        'service signs v2 (X-Signature-Version: 2)',
     );
   return warnings;
 }

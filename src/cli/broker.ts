@@ -7,7 +7,7 @@
  * in the output or in an error.
  */
 import { writeFileSync } from 'node:fs';
-import { type Command, InvalidArgumentError } from 'commander';
+import { type Command, InvalidArgumentError, Option } from 'commander';
 import { exposedSecretWarning, readSecretFile } from '../config/secret-files.js';
 import { AgentError } from '../errors.js';
 import {
@@ -28,7 +28,7 @@ import {
 } from '../mqtt/mosquitto-password.js';
 import { STORE_KEY_MAX } from '../protocol/envelope.js';
 import { DEFAULT_TOPIC_PREFIX, storeIdSchema, topics } from '../protocol/print-protocol.js';
-import { deriveStoreId } from '../protocol/store-id.js';
+import { appIdSchema, deriveStoreId } from '../protocol/store-id.js';
 import { type CliContext, type CliIo, pathIn } from './io.js';
 
 const FORMATS = ['mosquitto', 'emqx', 'json'] as const;
@@ -38,6 +38,14 @@ function parseFormat(value: string): Format {
   if (!(FORMATS as readonly string[]).includes(value))
     throw new InvalidArgumentError(`must be one of ${FORMATS.join(', ')}`);
   return value as Format;
+}
+
+/** `--format`, its choices shown by --help and checked against the README's command table (test/docs/command-table.test.ts). */
+function formatOption(): Option {
+  return new Option('--format <format>', 'the output: a file for the broker, or JSON')
+    .choices(FORMATS)
+    .argParser(parseFormat)
+    .default('mosquitto');
 }
 
 function parsePrefix(value: string): string {
@@ -99,9 +107,10 @@ function identity(io: CliIo, opts: ProvisionOptions): { role: 'store' | 'service
   const appId = opts.appId;
   if (appId === undefined)
     throw new AgentError('INPUT_INVALID', '--app-id: is required with --store-key-file');
-  // The config's rule for appId (1 to 64 characters): the same input derives the same storeId.
-  if ([...appId].length < 1 || [...appId].length > 64)
-    throw new AgentError('INPUT_INVALID', '--app-id: must be 1 to 64 characters');
+  // The config's rule for appId (1 to 64 characters, no ':'): the same input, the same storeId.
+  const appIdRule = appIdSchema.safeParse(appId);
+  if (!appIdRule.success)
+    throw new AgentError('INPUT_INVALID', `--app-id: ${appIdRule.error.issues[0]?.message}`);
   // readSecretFile's messages name the file and the rule, never the content.
   const read = readSecretFile(pathIn(io, opts.storeKeyFile as string), STORE_KEY_MAX);
   if (!read.ok) throw new AgentError('INPUT_INVALID', `--store-key-file: ${read.message}`);
@@ -271,7 +280,7 @@ export function registerBroker(program: Command, { io }: CliContext): void {
       'write the generated password to this new file (mode 0600) instead of showing it',
     )
     .option('--prefix <prefix>', 'topic prefix (mqtt.prefix)', parsePrefix, DEFAULT_TOPIC_PREFIX)
-    .option('--format <format>', `${FORMATS.join(', ')}`, parseFormat, 'mosquitto')
+    .addOption(formatOption())
     .action((opts: ProvisionOptions) => {
       const p = provision(io, opts);
       if (opts.format === 'json') io.stdout.write(`${JSON.stringify(p, null, 2)}\n`);
@@ -286,7 +295,7 @@ export function registerBroker(program: Command, { io }: CliContext): void {
       parseServiceUser,
     )
     .option('--prefix <prefix>', 'topic prefix (mqtt.prefix)', parsePrefix, DEFAULT_TOPIC_PREFIX)
-    .option('--format <format>', `${FORMATS.join(', ')}`, parseFormat, 'mosquitto')
+    .addOption(formatOption())
     .action((opts: { serviceUser: string; prefix: string; format: Format }) => {
       if (opts.format === 'json') {
         const store = {

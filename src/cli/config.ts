@@ -1,14 +1,22 @@
 /**
- * `printer-agent config check | show | set | schema | reference`. Every validation problem is
- * printed as its own `path: message` line; secrets are never printed (show redacts them, and no
- * message of the config room contains a value).
+ * `printer-agent config check | show | set | unset | migrate | schema | reference`. Every
+ * validation problem is printed as its own `path: message` line; secrets are never printed (show
+ * redacts them, and no message of the config room contains a value). A config of a newer agent is
+ * CONFIG_TOO_NEW, which main() exits 78 with, like `run`.
  */
+import { statSync } from 'node:fs';
 import type { Command } from 'commander';
 import { openConfigFile, resolveConfigPath } from '../config/config-file.js';
 import { catchUpWarnings } from '../config/cross-field-rules.js';
-import { setConfigValue } from '../config/edit.js';
+import {
+  type EditResult,
+  migrateConfigFile,
+  setConfigValue,
+  unsetConfigValue,
+} from '../config/edit.js';
 import { CONFIG_PATH_ENV, DEFAULT_CONFIG_PATH } from '../config/env.js';
 import {
+  fileMigration,
   type LoadedConfig,
   type LoadOptions,
   loadConfig,
@@ -56,12 +64,15 @@ async function reportingIssues<T>(
 /**
  * `loadConfig`, and the logo decoded for every printer's profile: a logo that cannot be used is a
  * config error here (a technician must fix it), reported with the file's other problems, while
- * the running agent prints without it and shows it in its status.
+ * the running agent prints without it and shows it in its status. `setup` checks what it wrote
+ * with this too.
  */
-async function checkedConfig(options: LoadOptions): Promise<LoadedConfig> {
+export async function checkedConfig(options: LoadOptions): Promise<LoadedConfig> {
   const env = options.env ?? process.env;
   const path = resolveConfigPath(options.configPath, env, options.cwd);
-  const { config: file } = validateConfig(openConfigFile(path).read(), {
+  const handle = openConfigFile(path);
+  const modifiedAt = statSync(path).mtime;
+  const { config: file, migrated } = validateConfig(handle.read(), {
     file: path,
     env,
     cwd: options.cwd,
@@ -85,11 +96,34 @@ async function checkedConfig(options: LoadOptions): Promise<LoadedConfig> {
       issues: logo,
       details: { file: path },
     });
-  return { path, file, ...resolved };
+  return {
+    path,
+    file,
+    ...resolved,
+    migration: fileMigration(handle, migrated, false),
+    modifiedAt,
+  };
 }
 
 function printWarnings(context: CliContext, loaded: LoadedConfig): void {
-  for (const warning of loaded.warnings) context.io.stderr.write(`warning: ${warning}\n`);
+  const { stderr } = context.io;
+  // Read-only commands migrate in memory: the file stays as it is until someone rewrites it.
+  const m = loaded.migration;
+  if (m)
+    stderr.write(
+      `warning: ${loaded.path} is config version ${m.from}, read as version ${m.to}; ` +
+        `printer-agent config migrate --config ${loaded.path} rewrites it\n`,
+    );
+  for (const warning of loaded.warnings) stderr.write(`warning: ${warning}\n`);
+}
+
+/** The line saying a file was migrated on its way, with where the original is. */
+function printMigrated(context: CliContext, result: EditResult): void {
+  const m = result.migrated;
+  if (m)
+    context.io.stdout.write(
+      `${result.path}: migrated from config version ${m.from} to ${m.to}; the original is kept as ${m.backup}\n`,
+    );
 }
 
 export function registerConfig(program: Command, context: CliContext): void {
@@ -146,11 +180,65 @@ export function registerConfig(program: Command, context: CliContext): void {
     .argument('<value>', 'new value: JSON when it parses (4, true, ["a"]), else a string')
     .option(...CONFIG_OPTION)
     .action(async (key: string, value: string, opts: { config?: string }) => {
-      const path = await reportingIssues(context, () =>
+      const result = await reportingIssues(context, () =>
         setConfigValue(key, value, { ...where(opts.config), serviceAccount: serviceAccount() }),
       );
+      if (!result) return;
+      printMigrated(context, result);
       // The value is not echoed: it may be a secret.
-      if (path) io.stdout.write(`${path}: ${key} updated\n`);
+      io.stdout.write(`${result.path}: ${key} updated\n`);
+    });
+
+  config
+    .command('unset')
+    .description(
+      'remove one setting (KEY as mqtt.tls or printers[1]; a list item goes, the items after it ' +
+        'move up), so its default applies; validated and written like set. A setting the file ' +
+        'does not have changes nothing (exit 0); a key that names no setting is exit 1',
+    )
+    .argument('<key>', 'dot path of the setting')
+    .option(...CONFIG_OPTION)
+    .action(async (key: string, opts: { config?: string }) => {
+      const result = await reportingIssues(context, () =>
+        unsetConfigValue(key, { ...where(opts.config), serviceAccount: serviceAccount() }),
+      );
+      if (!result) return;
+      if (!result.changed) {
+        io.stdout.write(`${result.path}: ${key} is not set; nothing changed\n`);
+        return;
+      }
+      printMigrated(context, result);
+      io.stdout.write(`${result.path}: ${key} removed\n`);
+    });
+
+  config
+    .command('migrate')
+    .description(
+      'bring a config file of an older version (printer-agent 0.1.0 wrote version 1) to this ' +
+        "agent's, keeping the original beside it as FILE.vN.bak (same owner, group and mode); " +
+        'validated like set; a current file is left alone',
+    )
+    .option(...CONFIG_OPTION)
+    .option('--dry-run', 'validate and say what would be done, writing nothing')
+    .action(async (opts: { config?: string; dryRun?: boolean }) => {
+      const result = await reportingIssues(context, () =>
+        migrateConfigFile({
+          ...where(opts.config),
+          serviceAccount: serviceAccount(),
+          dryRun: opts.dryRun === true,
+        }),
+      );
+      if (!result) return;
+      if (result.backup === null) {
+        io.stdout.write(`${result.path}: config version ${result.to}, current; nothing to do\n`);
+        return;
+      }
+      const steps = result.steps.map((step) => `  ${step}\n`).join('');
+      io.stdout.write(
+        opts.dryRun
+          ? `${result.path}: would migrate from config version ${result.from} to ${result.to} (nothing written); the original would be kept as ${result.backup}\n${steps}`
+          : `${result.path}: migrated from config version ${result.from} to ${result.to}; the original is kept as ${result.backup}\n${steps}`,
+      );
     });
 
   config
@@ -162,7 +250,9 @@ export function registerConfig(program: Command, context: CliContext): void {
 
   config
     .command('reference')
-    .description('print the Markdown reference of every setting (docs/config-reference.md)')
+    .description(
+      'print the Markdown reference of every setting (installed as /usr/share/doc/printer-agent/config-reference.md)',
+    )
     .action(() => {
       io.stdout.write(configReference());
     });

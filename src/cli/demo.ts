@@ -12,7 +12,9 @@
  *   temp dir  /tmp/printer-agent-demo-XXXXXX
  *   order O20261125000001 created: <label>, PHP 1,174.80 [, pick-up code A001]
  *   receipt 1: order O20261125000001[, printed 0.21 s after the request]
+ *   page      http://127.0.0.1:PORT/  status page: ...
  *   curl -s -w '\n' -X POST 'http://127.0.0.1:PORT/open-api/order/create' ...
+ *   sh /tmp/printer-agent-demo-XXXXXX/new-order.sh
  *   stopped
  * Every log line of every room goes to demo.log in the temp dir; errors also show on stderr.
  */
@@ -31,10 +33,10 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Command } from 'commander';
 import { Agent } from '../agent.js';
-import { settingsFrom } from '../config/agent-settings.js';
-import { type ConfigFileInput, loadConfig } from '../config/index.js';
+import { CONFIG_VERSION, type ConfigFileInput, loadConfig } from '../config/index.js';
+import { DEFAULT_CONSOLE_PORT } from '../config/schema.js';
 import { amountPaid, curlOrder, type SampleOrder, sampleOrders } from '../demo/sample-orders.js';
-import { curlCommand, orderNoOnReceipt, paperBox } from '../demo/terminal.js';
+import { curlCommand, newOrderScript, orderNoOnReceipt, paperBox } from '../demo/terminal.js';
 import {
   bitmapRows,
   LinkSlot,
@@ -46,6 +48,7 @@ import {
   VirtualPrinter,
 } from '../emulator/index.js';
 import { AgentError, errorMessage } from '../errors.js';
+import { freeLoopbackPort } from '../host/free-port.js';
 import { createLogger, type Logger } from '../logging.js';
 import {
   findMosquitto,
@@ -69,6 +72,7 @@ import {
   topics,
 } from '../protocol/index.js';
 import { PESO_SIGN } from '../receipt/user-defined.js';
+import { settingsFrom } from './agent-settings.js';
 import type { CliContext, CliIo, CliOutput } from './io.js';
 import { parseIntOption } from './options.js';
 import { loadServiceConfig, type RunningService, startOrderService } from './order-service.js';
@@ -407,9 +411,14 @@ async function runDemo(opts: DemoOptions, io: CliIo): Promise<void> {
     closers.push(['watch', () => watch.close()]);
     checkpoint();
 
+    // The status page on its usual port when free, else on one that is (issue 42 item 14: another
+    // agent or demo on this machine holds 8631): in the config, where `status --config` reads it.
+    const pagePort = await freeLoopbackPort(DEFAULT_CONSOLE_PORT);
+
     // The agent, from its config file like `printer-agent run --config`, the environment left
     // out so that a PRINTER_AGENT_* variable of this shell cannot point it elsewhere.
     const agentConfig: ConfigFileInput = {
+      version: CONFIG_VERSION,
       appId: APP_ID,
       storeKeyFile: 'store-key',
       mqtt: { url: broker.url, protocolVersion: broker.protocolVersion },
@@ -425,6 +434,7 @@ async function runDemo(opts: DemoOptions, io: CliIo): Promise<void> {
       },
       stateDir: 'state',
       catchUp: { enabled: true, baseUrl: svc.url },
+      console: { port: pagePort },
       logLevel: 'info',
     };
     const agentConfigFile = join(dir, 'agent.json');
@@ -440,8 +450,12 @@ async function runDemo(opts: DemoOptions, io: CliIo): Promise<void> {
     say(
       agent.consoleUrl
         ? `page      ${agent.consoleUrl}/  status page: printers, queue, receipt previews (printer-agent status asks it too)`
-        : 'page      not available (the port is taken; see the log)',
+        : `page      not listening: port ${pagePort} was taken as the agent started (see demo.log); run the demo again`,
     );
+    if (agent.consoleUrl)
+      say(
+        `          test print, reprint, retry and personal data ask for the token in ${join(dir, 'state', 'console-local-token')}`,
+      );
     say();
 
     // The sample orders, one at a time: create, wait for the cut, show the paper.
@@ -479,7 +493,27 @@ async function runDemo(opts: DemoOptions, io: CliIo): Promise<void> {
     say();
     say(curlCommand(`${svc.url}/open-api/order/create`, body));
     say();
-    say('Its receipt shows here; each run of the command is a new order.');
+    // The curl repeats one paymentTransactionId, the create's idempotency key: run again, it
+    // answers the same order and prints nothing new (issue 42 item 14). The script makes a new one.
+    const script = join(dir, 'new-order.sh');
+    writeFileSync(
+      script,
+      newOrderScript({
+        entry: io.entry ?? ['printer-agent'],
+        cwd: io.cwd,
+        param: extra.param,
+        appId: APP_ID,
+        keyFile: join(keys, 'app-private.pem'),
+        storeKeyFile: join(dir, 'store-key'),
+        url: `${svc.url}/open-api/order/create`,
+      }),
+      { mode: 0o700 },
+    );
+    say('Its receipt shows here. Run again, it answers the same order and prints nothing new: its');
+    say('paymentTransactionId is the idempotency key of a create. A new order at each run, signed');
+    say('afresh with printer-agent sign:');
+    say();
+    say(`sh ${script}`);
     say();
     say(
       `In ${dir}${opts.keepDir ? ' (kept at exit)' : ' (removed at exit; --keep-dir keeps it)'}:`,
@@ -487,6 +521,7 @@ async function runDemo(opts: DemoOptions, io: CliIo): Promise<void> {
     say('  agent.json, order-service.json   the configs the agent and the service run with');
     say('  keys/, store-key                 generated RSA keys and the store key');
     say('  state/jobs.db, paper/            the job database; every ticket as .txt, .json, .bin');
+    say('  new-order.sh                     one more order at each run (sign, then curl)');
     say('  demo.log                         every log line of every part (JSON)');
     say();
     say('Ctrl-C stops everything.');

@@ -5,7 +5,10 @@
  *
  * The probe sends no secret and asks for no order: it POSTs `{}` to the query URL, which the
  * service answers with an error envelope, signed like every answer. So it neither spends the
- * store's query spacing nor shows the storeKey to a service that may be the wrong one.
+ * store's query spacing nor shows the storeKey to a service that may be the wrong one. It sends a
+ * nonce like a query (print-protocol v1.2 §10), so it also shows whether the service binds its
+ * answers to the request (version 2, bound to no store since the probe names none) or signs the
+ * body alone (version 1, which catch-up refuses unless catchUp.allowV1Signatures).
  */
 
 import { QUERY_PATH } from '../catchup/query-client.js';
@@ -88,6 +91,17 @@ export async function catchUpChecks(file: ConfigFile): Promise<CatchUpCheck[]> {
       fix: 'set catchUp.responseSignature to "required" once the order service signs its answers (X-Signature)',
     });
 
+  const allowV1 = c.allowV1Signatures === true && signatures === 'required';
+  if (allowV1)
+    out.push({
+      status: 'warn',
+      name: NAME,
+      detail:
+        'catchUp.allowV1Signatures is true: answers signed version 1 (the body alone, not bound ' +
+        'to the query) are accepted',
+      fix: 'remove catchUp.allowV1Signatures once the order service signs v2 (print-protocol v1.2 §10)',
+    });
+
   let serviceKey: RsaKey | undefined;
   try {
     serviceKey = loadKeyFile(file.keys.servicePublicKeyFile, 'public');
@@ -124,8 +138,30 @@ export async function catchUpChecks(file: ConfigFile): Promise<CatchUpCheck[]> {
       out.push({
         status: 'ok',
         name: NAME,
-        detail: `${link.url}: reachable; answers are signed (X-Signature verifies with keys.servicePublicKeyFile)`,
+        detail: `${link.url}: reachable; answers are signed (X-Signature verifies with keys.servicePublicKeyFile, version 2: bound to the request)`,
       });
+    else if (probe.signature === 'v1')
+      out.push(
+        signatures === 'off'
+          ? {
+              status: 'ok',
+              name: NAME,
+              detail: `${link.url}: reachable; answers are signed version 1 (not checked: catchUp.responseSignature is "off")`,
+            }
+          : allowV1
+            ? {
+                status: 'warn',
+                name: NAME,
+                detail: `${link.url}: reachable; answers are signed version 1 (X-Signature verifies over the body alone, not bound to the request)`,
+                fix: 'upgrade the order service to sign v2 (print-protocol v1.2 §10)',
+              }
+            : {
+                status: 'FAIL',
+                name: NAME,
+                detail: `${link.url}: HTTP ${probe.status}, answers are signed version 1 (the body alone, not bound to the request): catch-up refuses every answer`,
+                fix: 'upgrade the order service to sign v2 (print-protocol v1.2 §10: X-Signature-Version 2 for requests with X-Request-Nonce); meanwhile only catchUp.allowV1Signatures accepts them, warned at every round',
+              },
+      );
     else if (probe.signature === 'missing')
       out.push(
         signatures === 'required'

@@ -1,8 +1,13 @@
 /**
  * `printer-agent doctor [--config FILE] [--json]`: checks what the agent needs to run, in order
- * (config, key files, secret files and their permissions, the logo, state dir, broker, printers,
- * clock), and
+ * (config, key files, secret files and their permissions, the logo, the fonts, state dir, broker,
+ * printers, clock), and
  * prints a checklist with a fix under each failure. Exit code 1 when any check failed.
+ *
+ * The package's template (config/config.example.json, installed as /etc/printer-agent/config.json)
+ * is said to be the template, with the fields still to fill, and none of its placeholder hosts is
+ * contacted (issue 43 item 5). While the agent runs it holds the printers, so their state is the
+ * running agent's, asked over its local API (doctor-printers.ts).
  *
  * Only paths and rules are printed: secrets (storeKey, mqtt.password) are read to connect, never
  * shown. The broker check connects as `<clientId>-doctor` with a clean session, so it never takes
@@ -10,11 +15,12 @@
  */
 import { spawnSync } from 'node:child_process';
 import { accessSync, constants, statSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type { Command } from 'commander';
 import { openConfigFile, resolveConfigPath } from '../config/config-file.js';
 import { CONFIG_PATH_ENV, DEFAULT_CONFIG_PATH } from '../config/env.js';
 import { type AgentConfig, getAt, resolveConfig, validateConfig } from '../config/load.js';
-import { type ConfigFile, SECRET_FILE_FIELDS } from '../config/schema.js';
+import { type ConfigFile, PATH_FIELDS, SECRET_FILE_FIELDS } from '../config/schema.js';
 import { checkReadableFile, exposedSecretWarning, readSecretFile } from '../config/secret-files.js';
 import { serviceAccessProblems, serviceReadFiles } from '../config/service-access.js';
 import { errorMessage, isAgentError } from '../errors.js';
@@ -23,17 +29,21 @@ import {
   runningAsRoot,
   SERVICE_USER,
   SERVICE_USER_ENV,
+  type ServiceAccount,
 } from '../host/service-account.js';
 import { probeBroker } from '../mqtt/probe.js';
-import { openPrinter } from '../printer/open-printer.js';
 import { STORE_KEY_MAX } from '../protocol/envelope.js';
 import { mqttMaxPacketBytes } from '../protocol/limits.js';
 import { loadKeyFile } from '../protocol/signing.js';
 import { defaultClientId, deriveStoreId } from '../protocol/store-id.js';
 import { LOGO_FIELD, LOGO_MAX_FILE_BYTES, loadLogo } from '../receipt/logo.js';
 import { getProfile, type PrinterProfile } from '../receipt/profile.js';
+import { type FontCandidate, LineRasterizer, SYSTEM_FONTS } from '../receipt/raster-text.js';
+import type { AgentEndpoint } from './agent-client.js';
 import { catchUpChecks } from './doctor-catch-up.js';
+import { agentLine, askRunningAgent, printerChecks } from './doctor-printers.js';
 import type { CliContext } from './io.js';
+import { type TemplateCheck, templateCheck } from './shipped-template.js';
 
 export type CheckStatus = 'ok' | 'warn' | 'FAIL';
 
@@ -46,7 +56,6 @@ export interface CheckLine {
 }
 
 const BROKER_TIMEOUT_MS = 5000;
-const PRINTER_TIMEOUT_MS = 10_000;
 const MIN_SANE_YEAR = 2024;
 
 /** Schema-valid file and, when every file it names is readable, the effective config. */
@@ -54,6 +63,23 @@ interface Loaded {
   path: string;
   file: ConfigFile;
   config: AgentConfig | null;
+  /** What of it is still the package's template. */
+  template: TemplateCheck;
+  /** `sudo ` when changing the config takes root, for the commands in fixes. */
+  sudo: string;
+  /** ` --config FILE` when the config is not found without it, for the commands in fixes. */
+  configOption: string;
+}
+
+/** The `sudo ` a command changing `path` needs: root's file, or the caller is root already. */
+function sudoFor(path: string): string {
+  if (runningAsRoot()) return 'sudo ';
+  try {
+    accessSync(path, constants.W_OK);
+    return '';
+  } catch {
+    return 'sudo ';
+  }
 }
 
 /** Where doctor looks: the environment (PRINTER_AGENT_*, PATH) and the directory it runs in. */
@@ -80,11 +106,16 @@ function checkConfig(
   } catch (error) {
     if (!isAgentError(error)) throw error;
     if (error.code === 'CONFIG_MISSING') {
+      const detail = error.message.split(';')[0] ?? error.message;
       out.push({
         status: 'FAIL',
         name: 'config',
-        detail: error.message.split(';')[0] ?? error.message,
-        fix: `copy config/config.example.json to ${path} and fill it in, or pass --config FILE`,
+        detail,
+        // The command, not the template's path: config/config.example.json is in the sources
+        // only, and the package's copy of it is the very file that is missing.
+        fix: exists(path)
+          ? `run doctor as root (sudo printer-agent doctor${configOption(path, { env, cwd })}): the config is root's and the service's only`
+          : `write it with ${sudoFor(dirname(path))}printer-agent setup${configOption(path, { env, cwd })} (it asks for each value), or pass --config FILE`,
       });
     } else {
       const issues = error.issues.map((i) => `${i.path}: ${i.message}`);
@@ -105,49 +136,150 @@ function checkConfig(
     // Unreadable files the config names: the checks below report each with its fix.
     if (!isAgentError(error) || error.code !== 'CONFIG_INVALID') throw error;
   }
-  out.push({ status: 'ok', name: 'config', detail: path });
+  const loaded: Loaded = {
+    path,
+    file,
+    config,
+    template: templateCheck(file),
+    sudo: sudoFor(path),
+    configOption: configOption(path, { env, cwd }),
+  };
+  out.push(
+    loaded.template.isTemplate
+      ? templateLine(loaded)
+      : { status: 'ok', name: 'config', detail: path },
+  );
   // Permission warnings get their own lines (with a fix) under `permissions`.
   for (const warning of warnings.filter((w) => !w.includes('can be read by group or others')))
     out.push({ status: 'warn', name: 'config', detail: warning });
-  return { path, file, config };
+  return loaded;
 }
 
-function checkKeys(out: CheckLine[], file: ConfigFile): void {
+/** ` --config FILE`, unless the commands find `path` on their own (the default, or the env's). */
+function configOption(path: string, { env, cwd }: Surroundings): string {
+  return resolveConfigPath(undefined, env, cwd) === path ? '' : ` --config ${path}`;
+}
+
+/**
+ * The config is the package's template: one line naming what to fill and how. Its hosts are
+ * placeholders (broker.example.com, orders.example.com) and its printer address an example, so
+ * nothing of it is contacted: a probe could only fail, and would send the template's broker
+ * account name to whoever answers for a name that is not ours.
+ */
+function templateLine(loaded: Loaded): CheckLine {
+  const { path, file, template, sudo, configOption: cfg } = loaded;
+  const fields = template.placeholders.map((p) => `${p.field} (${p.why})`);
+  const missing = PATH_FIELDS.filter((field) => {
+    if (field === 'stateDir') return false;
+    const value = getAt(file, field.split('.'));
+    return typeof value === 'string' && !exists(value);
+  });
+  const files =
+    missing.length > 0 ? `; and the files it names are not there yet: ${missing.join(', ')}` : '';
+  return {
+    status: 'FAIL',
+    name: 'config',
+    detail: `${path} is still the package's template: fill in ${fields.join(', ')}${files}. Nothing was contacted: the broker, the order service and the printers are checked once it is filled in`,
+    fix: `${sudo}printer-agent setup${cfg} (it asks for each value, writes the key and secret files beside the config and replaces the template), or field by field: ${sudo}printer-agent config set${cfg} mqtt.url mqtts://BROKER:8883, and so on for each field named; then ${sudo}printer-agent doctor${cfg}`,
+  };
+}
+
+function exists(path: string): boolean {
+  try {
+    statSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The commands that put a file the agent reads in place, owned and moded as `config check` wants
+ * it run as root (host/service-account.ts `readProblem`): a secret the service user's alone
+ * (`chown user:group`, 0600), anything else readable by it. A bare `chmod 600` on a file root
+ * made would leave it root's, unreadable by the service (issue 43 item 5). Without a service
+ * account (a developer's machine) the caller runs the agent and owns the files: no chown.
+ */
+interface FileFixes {
+  account: ServiceAccount | null;
+}
+
+/** `sudo chown user:group F && sudo chmod 0600 F`: the service user's alone, as `readProblem`. */
+function ownSecret(path: string, account: ServiceAccount): string {
+  return `sudo chown ${account.name}:${account.groupName} ${path} && sudo chmod 0600 ${path}`;
+}
+
+/** Puts `source` (a file the technician has) at `path` with the right owner and mode. */
+function installFile(
+  path: string,
+  source: string,
+  secret: boolean,
+  { account }: FileFixes,
+): string {
+  if (!account) return `cp ${source} ${path} && chmod ${secret ? '600' : '644'} ${path}`;
+  return secret
+    ? `sudo install -m 0600 -o ${account.name} -g ${account.groupName} ${source} ${path}`
+    : `sudo install -m 0644 ${source} ${path}`;
+}
+
+/**
+ * The fix for a secret file (first line the secret) that cannot be used: missing, unreadable by
+ * this user, or empty. sudoedit writes into the existing file, so it keeps the owner and mode
+ * `install` gave it; the secret is never on a command line (shell history, process list).
+ */
+function secretFileFix(path: string, fixes: FileFixes): string {
+  const { account } = fixes;
+  let stats: ReturnType<typeof statSync> | undefined;
+  try {
+    stats = statSync(path);
+  } catch {
+    stats = undefined;
+  }
+  if (!account)
+    return stats
+      ? `write the secret as the first line of ${path}, then chmod 600 ${path}`
+      : `write the secret as the first line of ${path} (umask 077; an editor), then chmod 600 ${path}`;
+  if (!stats)
+    return `sudo install -m 0600 -o ${account.name} -g ${account.groupName} /dev/null ${path} && sudoedit ${path} (write the secret as its first line)`;
+  try {
+    accessSync(path, constants.R_OK);
+  } catch {
+    // Not root: the file is the service user's, as it should be; root can tell more.
+    return `run doctor as root (sudo printer-agent doctor): ${path} is the service user's, and as root doctor checks what that user can read`;
+  }
+  return `sudoedit ${path} (write the secret as its first line), then ${ownSecret(path, account)}`;
+}
+
+function checkKeys(out: CheckLine[], file: ConfigFile, fixes: FileFixes): void {
   const keys: [string, string | undefined, 'public' | 'private', string][] = [
-    [
-      'service public key',
-      file.keys.servicePublicKeyFile,
-      'public',
-      'copy the service public key to FILE (mode 0644)',
-    ],
-    [
-      'store private key',
-      file.keys.storePrivateKeyFile,
-      'private',
-      'put the store private key (PEM) at FILE and chmod 600 FILE (printer-agent keys generate)',
-    ],
+    ['service public key', file.keys.servicePublicKeyFile, 'public', 'SERVICE-PUBLIC.pem'],
+    ['store private key', file.keys.storePrivateKeyFile, 'private', 'STORE-PRIVATE.pem'],
   ];
-  for (const [label, path, kind, fix] of keys) {
+  for (const [label, path, kind, source] of keys) {
     if (path === undefined) continue;
     try {
       loadKeyFile(path, kind);
       out.push({ status: 'ok', name: 'keys', detail: `${path} (${label})` });
     } catch (error) {
       if (!isAgentError(error)) throw error;
+      const put =
+        kind === 'public'
+          ? `${installFile(path, source, false, fixes)} (the order service's public key, PEM)`
+          : `${installFile(path, source, true, fixes)} (the store private key, PEM; printer-agent keys generate makes a pair)`;
       out.push({
         status: 'FAIL',
         name: 'keys',
         detail: error.message.startsWith(path) ? error.message : `${path}: ${error.message}`,
         fix:
           error.code === 'KEY_FILE_MISSING'
-            ? fix.replaceAll('FILE', path)
-            : `replace ${path} with the ${label} as PEM (RSA, 2048 bits or more)`,
+            ? put
+            : `replace ${path} with the ${label} as PEM (RSA, 2048 bits or more): ${put}`,
       });
     }
   }
 }
 
-function checkFiles(out: CheckLine[], file: ConfigFile): void {
+function checkFiles(out: CheckLine[], file: ConfigFile, fixes: FileFixes): void {
   const secrets: [string, string | undefined, number][] = [
     ['storeKeyFile', file.storeKeyFile, STORE_KEY_MAX],
     ['mqtt.passwordFile', file.mqtt.passwordFile, 1024],
@@ -162,7 +294,7 @@ function checkFiles(out: CheckLine[], file: ConfigFile): void {
             status: 'FAIL',
             name: 'secret',
             detail: `${field}: ${read.message}`,
-            fix: `write the secret as the first line of ${path}, then chmod 600 ${path}`,
+            fix: secretFileFix(path, fixes),
           },
     );
   }
@@ -181,10 +313,65 @@ function checkFiles(out: CheckLine[], file: ConfigFile): void {
             status: 'FAIL',
             name: 'tls',
             detail: `${field}: ${check.message}`,
-            fix: `copy the file to ${path} (readable by the service user) or correct ${field}`,
+            fix: `${installFile(path, field === 'mqtt.tls.keyFile' ? 'KEY.pem' : 'FILE.pem', field === 'mqtt.tls.keyFile', fixes)}, or correct ${field}`,
           },
     );
   }
+}
+
+/** Scripts of names and remarks, each with one character to ask the fonts for. */
+const SCRIPT_SAMPLES: ReadonlyArray<readonly [string, string]> = [
+  ['Greek', 'Ω'],
+  ['Cyrillic', 'Ж'],
+  ['Arabic', 'ب'],
+  ['Hebrew', 'א'],
+  ['Thai', 'ก'],
+  ['Chinese', '中'],
+  ['Japanese', 'あ'],
+  ['Korean', '한'],
+];
+
+/**
+ * The fonts raster lines are drawn with (issue 18) and the scripts none of them has: a character
+ * of those prints as `?` on a printer whose own fonts lack it (issue 42 item 13). A warning, not a
+ * failure: a store whose orders never hold such characters loses nothing.
+ */
+export function checkFonts(
+  out: CheckLine[],
+  file: ConfigFile,
+  fonts: readonly FontCandidate[] = SYSTEM_FONTS,
+): void {
+  if (file.receipt.rasterLines === false) {
+    out.push({
+      status: 'ok',
+      name: 'fonts',
+      detail:
+        'raster lines are off (receipt.rasterLines: false): characters the printers lack print as ?',
+    });
+    return;
+  }
+  const rasterizer = LineRasterizer.fromSystem(fonts);
+  if (!rasterizer) {
+    out.push({
+      status: 'warn',
+      name: 'fonts',
+      detail: 'no fonts for raster lines: characters the printers cannot print come out as ?',
+      fix: 'apt-get install fonts-dejavu-core fonts-unifont',
+    });
+    return;
+  }
+  const lacking = SCRIPT_SAMPLES.filter(([, ch]) => !rasterizer.covers(ch)).map(([name]) => name);
+  const drawn = `raster lines drawn with ${rasterizer.fonts.join(', ')}`;
+  out.push(
+    lacking.length === 0
+      ? { status: 'ok', name: 'fonts', detail: drawn }
+      : {
+          status: 'warn',
+          name: 'fonts',
+          detail: `${drawn}; none has ${lacking.join(', ')}: such characters print as ? on printers without them in their own fonts`,
+          fix: 'apt-get install fonts-unifont (every character of the BMP), or fonts-noto-cjk for Chinese, Japanese and Korean',
+        },
+  );
 }
 
 /**
@@ -220,7 +407,7 @@ async function checkLogo(out: CheckLine[], file: ConfigFile): Promise<void> {
   }
 }
 
-function checkPermissions(out: CheckLine[], loaded: Loaded): void {
+function checkPermissions(out: CheckLine[], loaded: Loaded, { account }: FileFixes): void {
   const { file, path } = loaded;
   const targets: [string, string][] = [];
   for (const field of SECRET_FILE_FIELDS) {
@@ -230,13 +417,7 @@ function checkPermissions(out: CheckLine[], loaded: Loaded): void {
   if (file.storeKey !== undefined || file.mqtt.password !== undefined)
     targets.push(['config file (holds a secret inline)', path]);
   for (const [field, target] of targets) {
-    let exists = true;
-    try {
-      statSync(target);
-    } catch {
-      exists = false; // reported by the keys and secret checks
-    }
-    if (!exists) continue;
+    if (!exists(target)) continue; // reported by the keys and secret checks
     const warning = exposedSecretWarning(field, target);
     out.push(
       warning
@@ -244,7 +425,8 @@ function checkPermissions(out: CheckLine[], loaded: Loaded): void {
             status: 'warn',
             name: 'permissions',
             detail: warning.replace(/; run chmod 600 .*$/, ''),
-            fix: `chmod 600 ${target}`,
+            // chmod alone would leave a file root made root's: the service could not read it.
+            fix: account ? ownSecret(target, account) : `chmod 600 ${target}`,
           }
         : { status: 'ok', name: 'permissions', detail: `${field}: ${target}` },
     );
@@ -275,14 +457,23 @@ function checkServiceAccess(out: CheckLine[], loaded: Loaded, env: NodeJS.Proces
       detail: `${problem.field}: ${problem.detail}`,
       fix: problem.fix,
     });
-  if (problems.length === 0) {
-    const count = serviceReadFiles(loaded.file, loaded.path).length;
+  // readProblem passes a file that is not there (its own check names it): it is not readable
+  // all the same, and must not count as read (the template's five files, issue 43 item 5).
+  const named = serviceReadFiles(loaded.file, loaded.path).slice(1);
+  const missing = named.filter((f) => !exists(f.path));
+  if (missing.length > 0)
+    out.push({
+      status: 'FAIL',
+      name: 'service user',
+      detail: `${account.name} cannot read ${missing.length} of the ${named.length} files the config names: not there (${missing.map((f) => `${f.field} ${f.path}`).join(', ')})`,
+      fix: 'put each in place as its line above says; doctor then checks the service user can read it',
+    });
+  else if (problems.length === 0)
     out.push({
       status: 'ok',
       name: 'service user',
-      detail: `${account.name} can read the config and the ${count - 1} file${count === 2 ? '' : 's'} it names`,
+      detail: `${account.name} can read the config and the ${named.length} file${named.length === 1 ? '' : 's'} it names`,
     });
-  }
 }
 
 function checkStateDir(out: CheckLine[], dir: string): void {
@@ -403,7 +594,7 @@ function checkPacketSize(
       name: 'broker',
       detail:
         'MQTT 3.1.1: the agent cannot ask the broker to bound packet sizes, so an oversized publish reaches it whole',
-      fix: `set message_size_limit ${mqttMaxPacketBytes(m.maxMessageBytes)} in the broker's config (Mosquitto; see the README), or use protocolVersion 5`,
+      fix: `set message_size_limit ${mqttMaxPacketBytes(m.maxMessageBytes)} in the broker's config (Mosquitto; see /usr/share/doc/printer-agent/protocol.md "Message size on the broker"), or use protocolVersion 5`,
     });
     return;
   }
@@ -414,81 +605,6 @@ function checkPacketSize(
       detail: `the broker accepts packets up to ${brokerMax} bytes (its CONNACK), less than mqtt.maxMessageBytes (${m.maxMessageBytes}) plus the packet header: valid instructions near the limit cannot pass through it`,
       fix: `raise the broker's max_packet_size to at least ${mqttMaxPacketBytes(m.maxMessageBytes)}, or lower mqtt.maxMessageBytes`,
     });
-  }
-}
-
-function printerFix(url: string, state: string, causes: string[]): string {
-  const text = causes.join(' ');
-  if (state === 'disconnected') {
-    if (/EACCES|permission/i.test(text))
-      return 'add the service user to group lp (sudo usermod -aG lp printer-agent), then restart the agent';
-    if (url.startsWith('tcp:'))
-      return `check the printer is on and reachable at ${url} (same network, port 9100 open)`;
-    return `check the cable and that ${url} names the device (ls -l /dev/usb /dev/serial/by-id)`;
-  }
-  if (state === 'paper-out') return 'load a paper roll and close the cover';
-  if (state === 'cover-open') return 'close the printer cover';
-  if (state === 'offline') return 'bring the printer online (cover, paper, cooling down)';
-  return 'clear the error on the printer (switch it off and on)';
-}
-
-async function checkPrinters(out: CheckLine[], file: ConfigFile): Promise<void> {
-  for (const p of file.printers) {
-    const name = `printer ${p.id}`;
-    let profile: ReturnType<typeof getProfile>;
-    try {
-      profile = getProfile(p.profile);
-    } catch (error) {
-      out.push({
-        status: 'FAIL',
-        name,
-        detail: `${p.url}: ${errorMessage(error)}`,
-        fix: 'set printers[].profile to a profile in config/printers/',
-      });
-      continue;
-    }
-    const printer = openPrinter(p.url, {
-      realtimeStatus: profile.realtimeStatus,
-      confirm: p.confirm ?? profile.confirm,
-    });
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () => reject(new Error(`no answer within ${PRINTER_TIMEOUT_MS} ms`)),
-          PRINTER_TIMEOUT_MS,
-        );
-      });
-      const condition = await Promise.race([printer.status(), timeout]);
-      const causes = condition.causes.length > 0 ? ` (${condition.causes.join(', ')})` : '';
-      const detail = `${p.url}: ${condition.state}${causes}`;
-      if (condition.state === 'ready') out.push({ status: 'ok', name, detail });
-      else if (condition.state === 'paper-near-end')
-        out.push({ status: 'warn', name, detail, fix: 'load a new paper roll soon' });
-      else if (condition.state === 'unknown')
-        out.push({
-          status: 'warn',
-          name,
-          detail: `${detail}: the printer does not report its status`,
-        });
-      else
-        out.push({
-          status: 'FAIL',
-          name,
-          detail,
-          fix: printerFix(p.url, condition.state, condition.causes),
-        });
-    } catch (error) {
-      out.push({
-        status: 'FAIL',
-        name,
-        detail: `${p.url}: ${errorMessage(error)}`,
-        fix: printerFix(p.url, 'disconnected', [errorMessage(error)]),
-      });
-    } finally {
-      clearTimeout(timer);
-      await printer.close().catch(() => undefined);
-    }
   }
 }
 
@@ -528,25 +644,83 @@ function checkClock(out: CheckLine[], env: NodeJS.ProcessEnv): void {
   });
 }
 
+/** How to reach the agent of this config, from the effective config or, without one, the file. */
+function agentEndpoint(loaded: Loaded): AgentEndpoint {
+  if (loaded.config) return loaded.config;
+  // The token file may be what could not be read: the local token may still do.
+  return { console: { ...loaded.file.console, token: undefined }, stateDir: loaded.file.stateDir };
+}
+
+/** This config's store id, when doctor can tell it: an agent of another store is not this one's. */
+function storeIdOf(loaded: Loaded): string | undefined {
+  if (loaded.config) return loaded.config.storeId;
+  const { file } = loaded;
+  if (file.storeId !== undefined) return file.storeId;
+  let storeKey = file.storeKey;
+  if (file.storeKeyFile !== undefined) {
+    const read = readSecretFile(file.storeKeyFile, STORE_KEY_MAX);
+    storeKey = read.ok ? read.value : undefined;
+  }
+  return storeKey === undefined ? undefined : deriveStoreId(file.appId, storeKey);
+}
+
+/**
+ * What needs the network: the broker, catch-up, the running agent and the printers. Placeholder
+ * hosts a partly filled template still names are reported, not contacted.
+ */
+async function checkNetwork(out: CheckLine[], loaded: Loaded): Promise<void> {
+  const { file, sudo, configOption: cfg } = loaded;
+  await checkBroker(out, loaded);
+  const placeholder = (field: string) =>
+    loaded.template.placeholders.find((p) => p.field === field);
+  const baseUrl = placeholder('catchUp.baseUrl');
+  if (baseUrl)
+    out.push({
+      status: 'FAIL',
+      name: 'catch-up',
+      detail: `catchUp.baseUrl: ${file.catchUp.baseUrl}: ${baseUrl.why}: not contacted`,
+      fix: `${sudo}printer-agent config set${cfg} catchUp.baseUrl https://ORDER-SERVICE (the order service's URL), or ${sudo}printer-agent config set${cfg} catchUp.enabled false`,
+    });
+  else out.push(...(await catchUpChecks(file)));
+  const view = await askRunningAgent(agentEndpoint(loaded), storeIdOf(loaded));
+  out.push(...agentLine(view, loaded.path, statSync(loaded.path).mtime));
+  const real = file.printers.filter((p, i) => {
+    const example = placeholder(`printers[${i}].url`);
+    if (example)
+      out.push({
+        status: 'FAIL',
+        name: `printer ${p.id}`,
+        detail: `${p.url}: ${example.why}: not contacted`,
+        fix: `${sudo}printer-agent config set${cfg} printers[${i}].url URL (printer-agent printers scan lists the printers it finds)`,
+      });
+    return !example;
+  });
+  out.push(...(await printerChecks(real, view)));
+}
+
 /** Every check, in order; later checks that need a valid config are left out without one. */
 export async function runDoctor(options: {
   configPath?: string;
   env?: NodeJS.ProcessEnv;
   cwd?: string;
+  /** The fonts raster lines may use: the system's (tests: a set without CJK). */
+  fonts?: readonly FontCandidate[];
 }): Promise<CheckLine[]> {
   const around = { env: options.env ?? process.env, cwd: options.cwd ?? process.cwd() };
   const out: CheckLine[] = [];
   const loaded = checkConfig(out, options.configPath, around);
   if (loaded) {
-    checkKeys(out, loaded.file);
-    checkFiles(out, loaded.file);
+    // Fixes name the service's account when there is one, as root or not: the files are its.
+    const fixes: FileFixes = { account: findServiceAccount(around.env) };
+    checkKeys(out, loaded.file, fixes);
+    checkFiles(out, loaded.file, fixes);
     await checkLogo(out, loaded.file);
-    checkPermissions(out, loaded);
+    checkFonts(out, loaded.file, options.fonts);
+    checkPermissions(out, loaded, fixes);
     checkServiceAccess(out, loaded, around.env);
     checkStateDir(out, loaded.file.stateDir);
-    await checkBroker(out, loaded);
-    out.push(...(await catchUpChecks(loaded.file)));
-    await checkPrinters(out, loaded.file);
+    // The template's hosts are placeholders and its printer address an example: nothing to ask.
+    if (!loaded.template.isTemplate) await checkNetwork(out, loaded);
   }
   checkClock(out, around.env);
   return out;
@@ -565,7 +739,7 @@ export function registerDoctor(program: Command, context: CliContext): void {
   program
     .command('doctor')
     .description(
-      'check config, keys, permissions, state dir, broker, printers and clock; print fixes',
+      'check config, keys, permissions, fonts, state dir, broker, printers and clock; print fixes',
     )
     .option(
       '--config <file>',

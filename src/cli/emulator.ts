@@ -36,6 +36,9 @@ import {
 } from '../emulator/index.js';
 import { AgentError, errorMessage } from '../errors.js';
 import { isLoopbackHost } from '../host/loopback.js';
+import { PRIVATE_DIRECTORY_MODE } from '../host/private-file.js';
+import { getProfile } from '../receipt/profile.js';
+import { emulatorOptionsForProfile } from './emulator-profile.js';
 import type { CliContext, CliIo } from './io.js';
 
 export type ListenSpec =
@@ -133,6 +136,7 @@ interface EmulatorOptions {
   slowPrint?: number;
   bufferSize: number;
   mute?: boolean;
+  profile?: string;
 }
 
 function describeListen(spec: ListenSpec): string {
@@ -174,7 +178,8 @@ async function runEmulator(opts: EmulatorOptions, command: Command, io: CliIo): 
   }
   const out = resolve(io.cwd, opts.out);
   try {
-    mkdirSync(out, { recursive: true });
+    // Tickets hold customer data: a directory made here is private (issue 40 item 9).
+    mkdirSync(out, { recursive: true, mode: PRIVATE_DIRECTORY_MODE });
     if (!statSync(out).isDirectory()) throw new Error('not a directory');
   } catch (err) {
     command.error(`error: --out ${opts.out}: cannot use as a directory (${errorMessage(err)})`, {
@@ -183,8 +188,14 @@ async function runEmulator(opts: EmulatorOptions, command: Command, io: CliIo): 
     });
   }
 
+  // A profile gives the columns and the GS I identity of its model; --width and
+  // --font-b-columns given explicitly still win.
+  const played =
+    opts.profile !== undefined ? emulatorOptionsForProfile(getProfile(opts.profile)) : {};
+  const widthGiven = command.getOptionValueSource('width') !== 'default';
   const printer = new VirtualPrinter({
-    columns: opts.width,
+    ...played,
+    ...(widthGiven || played.columns === undefined ? { columns: opts.width } : {}),
     ...(opts.fontBColumns !== undefined ? { columnsFontB: opts.fontBColumns } : {}),
     bufferSize: opts.bufferSize,
   });
@@ -273,6 +284,16 @@ async function runEmulator(opts: EmulatorOptions, command: Command, io: CliIo): 
   say('stopped');
 }
 
+/** A profile id of config/printers/, refused as a usage error naming the known ones. */
+function parseProfileId(value: string): string {
+  try {
+    getProfile(value);
+  } catch (error) {
+    throw new InvalidArgumentError(errorMessage(error));
+  }
+  return value;
+}
+
 export function registerEmulator(program: Command, { io }: CliContext): void {
   program
     .command('emulator')
@@ -321,6 +342,11 @@ export function registerEmulator(program: Command, { io }: CliContext): void {
       4096,
     )
     .option('--mute', 'answer no status queries, like many cheap printers')
+    .option(
+      '--profile <id>',
+      'play a profile of config/printers/: its columns and the GS I identity of its model',
+      parseProfileId,
+    )
     .action(async (opts: EmulatorOptions, command: Command) => {
       await runEmulator(opts, command, io);
     });

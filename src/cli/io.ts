@@ -12,6 +12,9 @@ import type { DestinationStream } from 'pino';
 import { AgentError, errorMessage } from '../errors.js';
 
 /** A stream the CLI writes to; `isTTY` and `columns` shape the help text like a terminal's. */
+/** sysexits.h EX_CONFIG: what `run` exits with when the config keeps it from starting. */
+export const EXIT_CONFIG = 78;
+
 export type CliOutput = Writable & { isTTY?: boolean; columns?: number };
 
 export interface CliIo {
@@ -27,6 +30,12 @@ export interface CliIo {
   readonly cwd: string;
   /** Where a long-running command's log lines go; unset: fd 1 through pino's own writer. */
   readonly logs?: DestinationStream;
+  /**
+   * How to run this program again (node, its flags, the script): for a command that writes a
+   * script calling `printer-agent` the way it was itself run (the demo's new-order script).
+   * Unset: `printer-agent` from PATH.
+   */
+  readonly entry?: readonly string[];
 }
 
 /** One run of the program: its I/O and the exit code a command sets beyond success and failure. */
@@ -49,6 +58,8 @@ export function processIo(): CliIo {
     readStdin: () => readFileSync(0),
     env: process.env,
     cwd: process.cwd(),
+    // tsx's flags are absolute paths; `--import tsx` is resolved from `cwd`.
+    entry: [process.execPath, ...process.execArgv, ...process.argv.slice(1, 2)],
   };
 }
 

@@ -7,6 +7,7 @@
  * poll interval.
  */
 import { type Command, InvalidArgumentError } from 'commander';
+import { CONFIG_PATH_ENV } from '../config/env.js';
 import { loadConfig } from '../config/load.js';
 import { AgentError } from '../errors.js';
 import {
@@ -19,7 +20,7 @@ import {
 import { DEFAULT_STATE_DIR, JobStore } from '../jobs/store.js';
 import { type CliContext, type CliIo, pathIn } from './io.js';
 
-const STATE_DIR_HELP = `the agent state directory that holds jobs.db (default ${DEFAULT_STATE_DIR})`;
+const STATE_DIR_HELP = `the agent state directory that holds jobs.db (default: the stateDir of $${CONFIG_PATH_ENV}'s config when set, else ${DEFAULT_STATE_DIR})`;
 const CONFIG_HELP = "the agent's config file: its stateDir (as run and doctor)";
 
 interface Where {
@@ -114,10 +115,13 @@ function table(jobs: readonly Job[]): string {
 function withStore<T>(io: CliIo, where: Where, fn: (store: JobStore) => T): T {
   if (where.stateDir !== undefined && where.config !== undefined)
     throw new AgentError('INPUT_INVALID', 'give --state-dir or --config, not both');
-  const stateDir =
-    where.config !== undefined
-      ? loadConfig({ configPath: where.config, env: io.env, cwd: io.cwd }).config.stateDir
-      : pathIn(io, where.stateDir ?? DEFAULT_STATE_DIR);
+  // The agent's config, named by --config or, as `status` and `config` read it, by
+  // $PRINTER_AGENT_CONFIG (issue 42 item 11): its queue, not the default one beside it.
+  const configPath =
+    where.stateDir === undefined ? (where.config ?? io.env[CONFIG_PATH_ENV]) : undefined;
+  const stateDir = configPath
+    ? loadConfig({ configPath, env: io.env, cwd: io.cwd }).config.stateDir
+    : pathIn(io, where.stateDir ?? DEFAULT_STATE_DIR);
   const store = JobStore.open({ stateDir, create: false });
   try {
     return fn(store);

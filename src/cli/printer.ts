@@ -1,11 +1,12 @@
 /**
- * `printer-agent status`, `test-print` and `print`: `status` asks the running agent (or, with
- * `--printer`, a printer directly), `test-print` has the agent print its test page, `print` talks
- * to a printer directly, bypassing the queue. Exit codes beyond the usual: 3 the printer is not ready, 4 the job was
+ * `printer-agent status`, `test-print`, `drawer open` and `print`: `status` asks the running agent
+ * (or, with `--printer`, a printer directly), `test-print` has the agent print its test page,
+ * `drawer open` has it pulse the cash drawer (issue 41), `print` talks to a printer directly,
+ * bypassing the queue. Exit codes beyond the usual: 3 the printer is not ready, 4 the job was
  * sent but not confirmed.
  */
 import type { Command } from 'commander';
-import { AgentError } from '../errors.js';
+import { AgentError, errorMessage, isAgentError } from '../errors.js';
 import { openPrinter } from '../printer/open-printer.js';
 import { getProfile } from '../receipt/profile.js';
 import { apiFailure, askAgent } from './agent-client.js';
@@ -26,6 +27,8 @@ interface AgentStatusAnswer {
     roles?: string[];
     state: string;
     paper: string;
+    /** Kick-out connector pin 3 (the drawer's sensor); null or absent: not reported. */
+    drawerPinHigh?: boolean | null;
     queue: { pending: number; oldestPendingSec: number };
     lastPrintedAt: string | null;
   }>;
@@ -55,7 +58,8 @@ function describeStatus(s: AgentStatusAnswer): string {
     lines.push(
       `printer ${p.id}${p.roles && !(p.roles.length === 1 && p.roles[0] === p.id) ? ` (${p.roles.join(', ')})` : ''}: ${p.state} (paper ${p.paper}), ${p.queue.pending} pending` +
         (p.queue.pending > 0 ? `, oldest ${p.queue.oldestPendingSec} s` : '') +
-        `, last printed ${p.lastPrintedAt ?? 'never'}`,
+        `, last printed ${p.lastPrintedAt ?? 'never'}` +
+        (p.drawerPinHigh == null ? '' : `, drawer pin 3 ${p.drawerPinHigh ? 'high' : 'low'}`),
     );
   for (const u of s.unrouted ?? [])
     lines.push(`role ${u.role}: ${u.pending} pending, no configured printer serves it`);
@@ -102,36 +106,53 @@ export function registerPrinter(program: Command, context: CliContext): void {
         profile: string;
         timeout: number;
         json: boolean;
-      }) => {
-        if (opts.printer === undefined) {
-          const answer = await askAgent(io, opts.config, 'GET', '/api/status');
-          if (answer.status !== 200) throw apiFailure(answer);
-          const status = answer.body as AgentStatusAnswer;
-          io.stdout.write(
-            opts.json ? `${JSON.stringify(status, null, 2)}\n` : describeStatus(status),
-          );
-          if (status.printers.some((p) => !CAN_PRINT.has(p.state)))
-            context.exitCode = EXIT_NOT_READY;
-          return;
-        }
-        const profile = getProfile(opts.profile);
-        const printer = openPrinter(opts.printer, profile, { statusTimeoutMs: opts.timeout });
-        try {
-          const condition = await printer.status();
-          if (opts.json)
-            io.stdout.write(
-              `${JSON.stringify({ printer: printer.transport.description, ...condition })}\n`,
-            );
-          else {
-            const causes = condition.causes.length > 0 ? ` (${condition.causes.join(', ')})` : '';
-            io.stdout.write(`${printer.transport.description}: ${condition.state}${causes}\n`);
+      }) =>
+        statusAction(opts).catch((error: unknown) => {
+          // A script that asked for JSON gets JSON whatever happened (issue 42 item 12): the local
+          // API's error document, `{"error":{"code","message"}}`; stderr and the exit code stay
+          // as without --json.
+          if (opts.json) {
+            const reason = isAgentError(error)
+              ? error.toReason()
+              : { code: 'INTERNAL_ERROR', message: errorMessage(error) };
+            io.stdout.write(`${JSON.stringify({ error: reason })}\n`);
           }
-          if (!CAN_PRINT.has(condition.state)) context.exitCode = EXIT_NOT_READY;
-        } finally {
-          await printer.close();
-        }
-      },
+          throw error;
+        }),
     );
+
+  async function statusAction(opts: {
+    printer?: string;
+    config?: string;
+    profile: string;
+    timeout: number;
+    json: boolean;
+  }): Promise<void> {
+    if (opts.printer === undefined) {
+      const answer = await askAgent(io, opts.config, 'GET', '/api/status');
+      if (answer.status !== 200) throw apiFailure(answer);
+      const status = answer.body as AgentStatusAnswer;
+      io.stdout.write(opts.json ? `${JSON.stringify(status, null, 2)}\n` : describeStatus(status));
+      if (status.printers.some((p) => !CAN_PRINT.has(p.state))) context.exitCode = EXIT_NOT_READY;
+      return;
+    }
+    const profile = getProfile(opts.profile);
+    const printer = openPrinter(opts.printer, profile, { statusTimeoutMs: opts.timeout });
+    try {
+      const condition = await printer.status();
+      if (opts.json)
+        io.stdout.write(
+          `${JSON.stringify({ printer: printer.transport.description, ...condition })}\n`,
+        );
+      else {
+        const causes = condition.causes.length > 0 ? ` (${condition.causes.join(', ')})` : '';
+        io.stdout.write(`${printer.transport.description}: ${condition.state}${causes}\n`);
+      }
+      if (!CAN_PRINT.has(condition.state)) context.exitCode = EXIT_NOT_READY;
+    } finally {
+      await printer.close();
+    }
+  }
 
   program
     .command('test-print')
@@ -145,6 +166,33 @@ export function registerPrinter(program: Command, context: CliContext): void {
       if (answer.status !== 202) throw apiFailure(answer);
       const job = (answer.body as { job: { id: number; jobId: string; printer: string } }).job;
       io.stdout.write(`test page queued on ${job.printer}: job ${job.id} (${job.jobId})\n`);
+    });
+
+  const drawer = program
+    .command('drawer')
+    .description('the cash drawer on the receipt printer (issue 41)');
+  drawer
+    .command('open')
+    .description(
+      "have the running agent open the cash drawer (a kick-out pulse on the printer's drawer connector, between jobs)",
+    )
+    .option('--printer <role>', 'the printer role whose drawer opens (default: receipt)')
+    .option('--config <file>', 'config file of the agent to ask (as run and doctor)')
+    .action(async (opts: { printer?: string; config?: string }) => {
+      const answer = await askAgent(io, opts.config, 'POST', '/api/drawer/open', {
+        ...(opts.printer !== undefined ? { printer: opts.printer } : {}),
+      });
+      if (answer.status !== 200) {
+        const failure = apiFailure(answer);
+        if (failure.code === 'PRINTER_NOT_READY') {
+          io.stderr.write(`${failure.code}: ${failure.message}\n`);
+          context.exitCode = EXIT_NOT_READY;
+          return;
+        }
+        throw failure;
+      }
+      const opened = (answer.body as { drawer: { printer: string; pin: number } }).drawer;
+      io.stdout.write(`drawer opened on printer ${opened.printer} (pin ${opened.pin})\n`);
     });
 
   program

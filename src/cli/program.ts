@@ -3,16 +3,21 @@
  * of `src/cli/` around the I/O it is given, `main` runs one command line and returns the exit code:
  * 0 success, 1 a typed failure (`CODE: message` on stderr), 2 a usage error (unknown command,
  * missing or invalid option); printer commands add 3 (printer not ready) and 4 (sent but not
- * confirmed), and `run` 78 (EX_CONFIG: the config keeps it from starting; the unit does not
- * restart it). `src/cli.ts` runs it on the real process; tests run it in their own process with
- * captured streams (test/helpers/cli.ts), the way the order service's `buildApp()` is tested.
+ * confirmed), `printers identify` 5 (nothing could be learnt from the printer), and `run` 78
+ * (EX_CONFIG: the config keeps it from starting; the unit does not restart it), as every command
+ * on a config of a newer agent (CONFIG_TOO_NEW). `src/cli.ts` runs
+ * it on the real process; tests run it in their own process with captured streams
+ * (test/helpers/cli.ts), the way the order service's `buildApp()` is tested.
  */
 import { Command, CommanderError } from 'commander';
 import { isAgentError } from '../errors.js';
 import { VERSION } from '../version.js';
-import type { CliContext, CliIo, CliOutput } from './io.js';
+import { type CliContext, type CliIo, type CliOutput, EXIT_CONFIG } from './io.js';
 
 type Register = (program: Command, context: CliContext) => void;
+
+/** Typed failures every command exits EX_CONFIG with (`run` adds its own config errors). */
+const CONFIG_CLASS_CODES = new Set<string>(['NODE_UNSUPPORTED', 'CONFIG_TOO_NEW']);
 
 /**
  * The command groups, in the order help lists them, with the top-level commands each adds. A group
@@ -30,13 +35,18 @@ const GROUPS: ReadonlyArray<{ commands: readonly string[]; load: () => Promise<R
   { commands: ['render'], load: async () => (await import('./render.js')).registerRender },
   { commands: ['emulator'], load: async () => (await import('./emulator.js')).registerEmulator },
   {
-    commands: ['status', 'test-print', 'print'],
+    commands: ['status', 'test-print', 'print', 'drawer'],
     load: async () => (await import('./printer.js')).registerPrinter,
+  },
+  {
+    commands: ['printers'],
+    load: async () => (await import('./printers.js')).registerPrinters,
   },
   { commands: ['run'], load: async () => (await import('./run.js')).registerRun },
   { commands: ['config'], load: async () => (await import('./config.js')).registerConfig },
   { commands: ['jobs'], load: async () => (await import('./jobs.js')).registerJobs },
   { commands: ['doctor'], load: async () => (await import('./doctor.js')).registerDoctor },
+  { commands: ['setup'], load: async () => (await import('./setup.js')).registerSetup },
   {
     commands: ['order-service'],
     load: async () => (await import('./order-service.js')).registerOrderService,
@@ -94,7 +104,10 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     }
     if (isAgentError(error)) {
       io.stderr.write(`${error.code}: ${error.message}\n`);
-      return 1;
+      // A Node that cannot run the agent is for a person to fix, like a config: EX_CONFIG, which
+      // the unit does not restart (RestartPreventExitStatus=78). So is a config of a newer agent,
+      // whichever command meets it (issue 43 item 7).
+      return CONFIG_CLASS_CODES.has(error.code) ? EXIT_CONFIG : 1;
     }
     io.stderr.write(
       `INTERNAL: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,

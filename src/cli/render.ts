@@ -1,6 +1,5 @@
 /** `printer-agent render`: an instruction or an order record to a receipt, without a printer. */
-import type { Command } from 'commander';
-import { InvalidArgumentError } from 'commander';
+import { type Command, InvalidArgumentError, Option } from 'commander';
 import { AgentError } from '../errors.js';
 import { orderRecordSchema } from '../protocol/order-record.js';
 import { printInstructionSchema } from '../protocol/print-protocol.js';
@@ -93,15 +92,20 @@ export function registerRender(program: Command, { io }: CliContext): void {
     )
     .argument('<file.json>', 'print instruction or order record, or - for standard input')
     .option('--profile <id>', 'printer profile from config/printers/', 'generic-80mm')
-    .option(
-      '--format <format>',
-      'text (the text twin), escpos (raw bytes), hex, or a picture of the bytes as the emulator prints them: svg or png',
-      (v: string) => {
-        if (!(FORMATS as readonly string[]).includes(v))
-          throw new InvalidArgumentError(`must be one of ${FORMATS.join(', ')}`);
-        return v as Format;
-      },
-      'text',
+    .addOption(
+      // The choices are data commander shows in --help, and the README's command table is
+      // checked against them (test/docs/command-table.test.ts).
+      new Option(
+        '--format <format>',
+        'text (the text twin), escpos (raw bytes), hex, or a picture of the bytes as the emulator prints them: svg or png',
+      )
+        .choices(FORMATS)
+        .argParser((v: string) => {
+          if (!(FORMATS as readonly string[]).includes(v))
+            throw new InvalidArgumentError(`must be one of ${FORMATS.join(', ')}`);
+          return v as Format;
+        })
+        .default('text'),
     )
     .option(
       '--options <file>',

@@ -3,17 +3,44 @@
 import { setFlagsFromString } from 'node:v8';
 import type { Command } from 'commander';
 import { Agent } from '../agent.js';
-import { settingsFrom } from '../config/agent-settings.js';
 import { type LoadedConfig, loadConfig } from '../config/load.js';
 import { secretValues } from '../config/redact.js';
 import { errorMessage, isAgentError } from '../errors.js';
-import { createLogger } from '../logging.js';
+import { createLogger, type Logger } from '../logging.js';
 import { sdNotify } from '../systemd-notify.js';
-import type { CliContext } from './io.js';
+import { settingsFrom } from './agent-settings.js';
+import { type CliContext, EXIT_CONFIG } from './io.js';
 
-/** sysexits.h EX_CONFIG: what `run` exits with when the config keeps it from starting. */
-export const EXIT_CONFIG = 78;
-const CONFIG_ERRORS = new Set<string>(['CONFIG_MISSING', 'CONFIG_INVALID', 'KEY_FILE_MISSING']);
+const CONFIG_ERRORS = new Set<string>([
+  'CONFIG_MISSING',
+  'CONFIG_INVALID',
+  'CONFIG_TOO_NEW',
+  'KEY_FILE_MISSING',
+]);
+
+/**
+ * One line for a config of an older version: migrated and rewritten (info: nothing to do), or run
+ * migrated in memory because the file could not be written (warning, at every start until someone
+ * runs the command it names: under the unit, /etc is read-only to the agent).
+ */
+function logMigration(log: Logger, loaded: LoadedConfig): void {
+  const m = loaded.migration;
+  if (!m) return;
+  const clog = log.child({ room: 'config' });
+  const facts = { file: loaded.path, from: m.from, to: m.to };
+  if (m.backup !== null) {
+    clog.info(
+      { ...facts, backup: m.backup },
+      `config migrated from version ${m.from} to ${m.to}; the original is kept as ${m.backup}`,
+    );
+    return;
+  }
+  const fix = `sudo printer-agent config migrate --config ${loaded.path}`;
+  clog.warn(
+    facts,
+    `config is version ${m.from}: running it migrated to version ${m.to} in memory; the file could not be rewritten (${m.notWritten}): ${fix} makes it current`,
+  );
+}
 
 export function registerRun(program: Command, context: CliContext): void {
   const { io } = context;
@@ -27,7 +54,13 @@ export function registerRun(program: Command, context: CliContext): void {
     .action(async (opts: { config?: string }) => {
       let loaded: LoadedConfig;
       try {
-        loaded = loadConfig({ configPath: opts.config, env: io.env, cwd: io.cwd });
+        // A file of an older version is migrated and written back, its original kept beside it.
+        loaded = loadConfig({
+          configPath: opts.config,
+          env: io.env,
+          cwd: io.cwd,
+          rewriteOlder: true,
+        });
       } catch (error) {
         if (!isAgentError(error) || !CONFIG_ERRORS.has(error.code)) throw error;
         // Exit 78 (EX_CONFIG): the unit's RestartPreventExitStatus= keeps systemd from
@@ -44,13 +77,17 @@ export function registerRun(program: Command, context: CliContext): void {
         secrets: secretValues(loaded.config),
         destination: io.logs,
       });
+      logMigration(log, loaded);
       for (const warning of loaded.warnings) log.warn({ room: 'config' }, warning);
+      // The process's own lines (signals, a bug's rejection) are the agent room's: every line
+      // names its room (issue 42 item 10).
+      const alog = log.child({ room: 'agent' });
       // The last safety net of reliability guarantee 11: every room catches what it starts, so a
       // rejection nobody handled is a bug. Logged loudly, and the daemon stays up (printing goes
       // on; systemd's watchdog covers a process that stopped working), instead of Node's default
       // of exiting and dropping the job in hand.
       process.on('unhandledRejection', (reason) => {
-        log.error(
+        alog.error(
           { code: 'INTERNAL_ERROR', err: reason instanceof Error ? reason : String(reason) },
           'unhandled rejection (a bug): the agent keeps running',
         );
@@ -61,25 +98,45 @@ export function registerRun(program: Command, context: CliContext): void {
       // live heap 14 MB). Growing by half the live heap at most keeps it near 86 MB for the
       // same CPU (decision 212). Read at each collection, so setting it here is in time.
       setFlagsFromString('--heap-growing-percent=50');
-      const agent = await Agent.start(settingsFrom(loaded.config), log);
+      // Listened for before the start: a stop asked while the agent starts (systemd stops an
+      // `activating` unit with SIGTERM too) is taken once it has started, so it ends with the
+      // offline status and a closed store, not Node's default of dying mid-start.
+      let asked: ((signal: string) => void) | null = null;
+      let early: string | null = null;
+      const onSignal = (signal: string) => {
+        if (asked) asked(signal);
+        else early ??= signal;
+      };
+      const onTerm = () => onSignal('SIGTERM');
+      const onInt = () => onSignal('SIGINT');
+      process.on('SIGTERM', onTerm);
+      process.on('SIGINT', onInt);
+      const agent = await Agent.start(
+        { ...settingsFrom(loaded.config), configModifiedAt: loaded.modifiedAt.toISOString() },
+        log,
+      );
       sdNotify.ready();
       const stopWatchdog = sdNotify.startWatchdog();
       await new Promise<void>((resolve) => {
         let stopping = false;
-        const stop = (signal: string) => {
+        asked = (signal: string) => {
           if (stopping) return;
           stopping = true;
-          log.info({ signal }, 'signal received');
+          alog.info({ signal }, 'signal received');
           sdNotify.stopping();
           stopWatchdog();
           agent.stop().then(resolve, (error: unknown) => {
-            log.error({ err: errorMessage(error) }, 'stop failed');
+            alog.error({ err: errorMessage(error) }, 'stop failed');
             resolve();
           });
         };
-        process.once('SIGTERM', () => stop('SIGTERM'));
-        process.once('SIGINT', () => stop('SIGINT'));
+        if (early) {
+          alog.info({ signal: early }, 'asked to stop while starting: stopping now it has started');
+          asked(early);
+        }
       });
+      process.off('SIGTERM', onTerm);
+      process.off('SIGINT', onInt);
       log.flush();
     });
 }

@@ -49,7 +49,8 @@ export function crossFieldIssues(value: unknown): Issue[] {
       if (has(tls, key))
         issues.push({
           path: ['mqtt', 'tls', key],
-          message: 'applies only to mqtts:// URLs; change mqtt.url to mqtts://',
+          // Both ways out: a plain-MQTT broker (a LAN one, the demo's) drops the TLS files.
+          message: `applies only to mqtts:// URLs: change mqtt.url to mqtts://, or remove it (printer-agent config unset mqtt.tls.${key})`,
         });
   }
   issues.push(...consoleIssues(section(value, 'console')));
@@ -114,8 +115,8 @@ function catchUpTransportRules(catchUp: Record<string, unknown>): Issue[] {
 }
 
 /**
- * Allowed settings that weaken catch-up (the lab switch, signatures off), for `config check`,
- * `doctor` and the agent's start; empty while catch-up is off.
+ * Allowed settings that weaken catch-up (the lab switch, signatures off, version 1 signatures),
+ * for `config check`, `doctor` and the agent's start; empty while catch-up is off.
  */
 export function catchUpWarnings(value: unknown): string[] {
   if (!isRecord(value)) return [];
@@ -124,6 +125,7 @@ export function catchUpWarnings(value: unknown): string[] {
   return catchUpTransportWarnings(catchUp.baseUrl, {
     allowInsecureHttp: catchUp.allowInsecureHttp === true,
     responseSignature: catchUp.responseSignature === 'off' ? 'off' : 'required',
+    allowV1Signatures: catchUp.allowV1Signatures === true,
   });
 }
 
@@ -216,6 +218,11 @@ function consoleIssues(c: Record<string, unknown>): Issue[] {
     issues.push({
       path: ['console', has('certFile') ? 'keyFile' : 'certFile'],
       message: 'is required with the other half of the HTTPS certificate (certFile and keyFile)',
+    });
+  if (has('metricsTokenFile') && c.metrics !== true)
+    issues.push({
+      path: ['console', 'metricsTokenFile'],
+      message: 'applies only with console.metrics: true (it opens /metrics and nothing else)',
     });
   if (c.enabled === false || typeof c.host !== 'string' || isLoopbackHost(c.host)) return issues;
   const why = `is required when console.host is not a loopback address (${c.host} is reached over the LAN)`;

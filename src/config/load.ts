@@ -1,23 +1,28 @@
 /**
- * Loading the agent's configuration: the file (config-file.ts), then the environment overrides,
- * then the zod schema (every problem as `path: message`), then the files it points at (secrets
- * read, keys and certificates checked), then the derived values (storeId, MQTT client id).
+ * Loading the agent's configuration: the file (config-file.ts), migrated to the current version
+ * (migrations.ts), then the environment overrides, then the zod schema (every problem as
+ * `path: message`), then the files it points at (secrets read, keys and certificates checked),
+ * then the derived values (storeId, MQTT client id).
  *
  * Relative file paths in the config resolve against the config file's folder, so a config and its
  * key files can be moved together; paths from the environment resolve against the working
  * directory, like any command-line path.
  */
+import { statSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { AgentError, type FieldIssue } from '../errors.js';
+import { AgentError, errorMessage, type FieldIssue } from '../errors.js';
 import { STORE_KEY_MAX } from '../protocol/envelope.js';
 import { defaultClientId, deriveStoreId } from '../protocol/store-id.js';
 import { describeIssues, formatPath, toFieldIssues } from '../protocol/validation.js';
-import { openConfigFile, resolveConfigPath } from './config-file.js';
+import { type ConfigFileHandle, openConfigFile, resolveConfigPath } from './config-file.js';
 import { type AppliedOverride, applyEnvOverrides } from './env.js';
+import { writeMigrated } from './file-migration.js';
+import { type MigratedConfig, migrateConfig } from './migrations.js';
 import {
   agentConfigSchema,
   type ConfigFile,
   configErrorMessage,
+  METRICS_TOKEN_MIN,
   PATH_FIELDS,
   SECRET_FILE_FIELDS,
 } from './schema.js';
@@ -28,11 +33,13 @@ type MqttFile = ConfigFile['mqtt'];
 /** The effective configuration the agent runs with: defaulted, secrets read, ids derived. */
 export type AgentConfig = Omit<
   ConfigFile,
-  '$schema' | 'storeKey' | 'storeId' | 'mqtt' | 'console'
+  '$schema' | 'version' | 'storeKey' | 'storeId' | 'mqtt' | 'console'
 > & {
   console: ConfigFile['console'] & {
     /** SECRET, from console.tokenFile. */
     token: string | undefined;
+    /** SECRET, from console.metricsTokenFile. */
+    metricsToken: string | undefined;
   };
   /** SECRET: never log it; `redactConfig` before printing. */
   storeKey: string;
@@ -52,6 +59,27 @@ export interface LoadedConfig {
   config: AgentConfig;
   /** Problems that do not stop the agent (e.g. a secret file readable by others). */
   warnings: string[];
+  /** The file was an older version, read migrated; null when it was current. */
+  migration: ConfigMigration | null;
+  /**
+   * The file's modification time as this load read it (after a migration's rewrite). doctor
+   * compares it with the file's now to tell that a running agent runs older settings: an
+   * equality test, so neither clock (the agent's start, the kernel's file times) is compared
+   * with the other; they differ after an NTP step at boot on a Pi without a clock.
+   */
+  modifiedAt: Date;
+}
+
+/** What became of a config file of an older version when it was loaded. */
+export interface ConfigMigration {
+  from: number;
+  to: number;
+  /** What each step did. */
+  steps: string[];
+  /** Where the original was kept, when the file was rewritten at the current version. */
+  backup: string | null;
+  /** Why the file was not rewritten (the config was migrated in memory only), when it was tried. */
+  notWritten: string | null;
 }
 
 export interface LoadOptions {
@@ -59,6 +87,11 @@ export interface LoadOptions {
   configPath?: string;
   env?: NodeJS.ProcessEnv;
   cwd?: string;
+  /**
+   * `run`: write a migrated file back (original kept beside it) once it validates. A file that
+   * cannot be written is run migrated in memory, and `migration.notWritten` says why.
+   */
+  rewriteOlder?: boolean;
 }
 
 export interface ValidateOptions {
@@ -91,16 +124,19 @@ function setAt(value: object, path: readonly string[], next: unknown): void {
 }
 
 /**
- * Applies the environment and validates against the schema, without reading any file the config
- * points at (so `config set` works before the key files are in place). Throws CONFIG_INVALID
- * listing every problem; a problem in a value the environment set names the variable.
+ * Migrates the file's object to the current version, applies the environment and validates
+ * against the schema, without reading any file the config points at (so `config set` works before
+ * the key files are in place). Throws CONFIG_INVALID listing every problem (a problem in a value
+ * the environment set names the variable), CONFIG_TOO_NEW for a file of a newer agent.
  */
 export function validateConfig(
   raw: Record<string, unknown>,
   options: ValidateOptions,
-): { config: ConfigFile; applied: AppliedOverride[] } {
+): { config: ConfigFile; applied: AppliedOverride[]; migrated: MigratedConfig } {
   const env = options.env ?? process.env;
-  const { value, applied } = applyEnvOverrides(raw, env, options.cwd);
+  // Before the environment: the overrides name the current shape's paths.
+  const migrated = migrateConfig(raw, options.file);
+  const { value, applied } = applyEnvOverrides(migrated.value, env, options.cwd);
   // jitless: zod compiles a parser for each object schema on its first parse, which pays off
   // only on repeated parses; the config is parsed once per start (12 -> 8 ms of the agent's
   // start here, issue 16).
@@ -121,7 +157,7 @@ export function validateConfig(
     if (typeof current === 'string' && !isAbsolute(current))
       setAt(config, path, resolve(base, current));
   }
-  return { config, applied };
+  return { config, applied, migrated };
 }
 
 /**
@@ -152,6 +188,17 @@ export function resolveConfig(
     const read = readSecretFile(file.console.tokenFile, 1024);
     if (read.ok) consoleToken = read.value;
     else issues.push({ path: 'console.tokenFile', message: read.message });
+  }
+  let metricsToken: string | undefined;
+  if (file.console.metricsTokenFile !== undefined) {
+    const read = readSecretFile(file.console.metricsTokenFile, 1024);
+    if (!read.ok) issues.push({ path: 'console.metricsTokenFile', message: read.message });
+    else if ([...read.value].length < METRICS_TOKEN_MIN)
+      issues.push({
+        path: 'console.metricsTokenFile',
+        message: `the first line of ${file.console.metricsTokenFile} must be at least ${METRICS_TOKEN_MIN} characters: this token is never locked out, so it must not be guessable (openssl rand -hex 32)`,
+      });
+    else metricsToken = read.value;
   }
   const mustRead: [string, string | undefined][] = [
     ['console.certFile', file.console.certFile],
@@ -217,19 +264,54 @@ export function resolveConfig(
     catchUp: file.catchUp,
     freshness: file.freshness,
     retention: file.retention,
+    drawer: file.drawer,
     logLevel: file.logLevel,
     logFormat: file.logFormat,
-    console: { ...file.console, token: consoleToken },
+    console: { ...file.console, token: consoleToken, metricsToken },
   };
   return { config, warnings };
 }
 
-/** The whole pipeline: file, environment, schema, files, derived values. */
+/** What `migrated` means for the file; with `rewrite`, written back (a failure recorded). */
+export function fileMigration(
+  handle: ConfigFileHandle,
+  migrated: MigratedConfig,
+  rewrite: boolean,
+): ConfigMigration | null {
+  if (migrated.from === migrated.to) return null;
+  const { from, to, steps } = migrated;
+  if (!rewrite) return { from, to, steps, backup: null, notWritten: null };
+  try {
+    return {
+      from,
+      to,
+      steps,
+      backup: writeMigrated(handle, from, migrated.value),
+      notWritten: null,
+    };
+  } catch (error) {
+    // Not fatal: the agent runs the migrated config, and says how to make the file current.
+    return { from, to, steps, backup: null, notWritten: errorMessage(error) };
+  }
+}
+
+/** The whole pipeline: file, migration, environment, schema, files, derived values. */
 export function loadConfig(options: LoadOptions = {}): LoadedConfig {
   const env = options.env ?? process.env;
   const path = resolveConfigPath(options.configPath, env, options.cwd);
-  const raw = openConfigFile(path).read();
-  const { config: file } = validateConfig(raw, { file: path, env, cwd: options.cwd });
+  const handle = openConfigFile(path);
+  // Taken before the read: a change between the two shows as changed (a needless restart
+  // advised), never as the settings read (a change missed).
+  let modifiedAt = statSync(path).mtime;
+  const { config: file, migrated } = validateConfig(handle.read(), {
+    file: path,
+    env,
+    cwd: options.cwd,
+  });
+  // Written back only once the migrated file validates: a rewrite never leaves a config that the
+  // agent refuses, nor changes a file the person must fix first anyway.
+  const migration = fileMigration(handle, migrated, options.rewriteOlder === true);
+  if (migration?.backup) modifiedAt = statSync(path).mtime;
   const { config, warnings } = resolveConfig(file, { file: path });
-  return { path, file, config, warnings };
+  return { path, file, config, warnings, migration, modifiedAt };
 }

@@ -26,6 +26,7 @@ interface Node {
   default?: unknown;
   description?: string;
   enum?: unknown[];
+  const?: unknown;
   minimum?: number;
   maximum?: number;
   minLength?: number;
@@ -52,6 +53,8 @@ function range(min: number | undefined, max: number | undefined, unit = ''): str
 
 function typeOf(node: Node): string {
   if (node.enum) return `one of ${node.enum.map((v) => JSON.stringify(v)).join(', ')}`;
+  // A literal (`version`, each half of `drawer.pin`): its value says more than its type.
+  if (node.const !== undefined) return JSON.stringify(node.const);
   // nullable() comes out as anyOf [T, null].
   if (node.anyOf) return node.anyOf.map(typeOf).join(' or ');
   const types = Array.isArray(node.type) ? node.type : node.type ? [node.type] : ['any'];
@@ -97,10 +100,16 @@ export function configReference(): string {
     '<!-- Generated from src/config/schema.ts by `npm run config:docs`; do not edit by hand. -->',
     '',
     `One JSON file: \`--config FILE\`, else \`$${CONFIG_PATH_ENV}\`, else \`${DEFAULT_CONFIG_PATH}\`.`,
-    'Start from `config/config.example.json`; check it with `printer-agent config check`, print',
+    'Start from the template (`/usr/share/printer-agent/config.example.json`); check it with `printer-agent config check`, print',
     'the effective configuration (secrets shown as `***`) with `printer-agent config show`, change',
-    'one value with `printer-agent config set KEY VALUE` (written with mode 0600), and give editors',
-    'the JSON schema from `printer-agent config schema` (also `config/config.schema.json`).',
+    'one value with `printer-agent config set KEY VALUE` or remove it with `printer-agent config',
+    'unset KEY` (validated whole, then written keeping the owner, group and mode), and give editors',
+    'the JSON schema from `printer-agent config schema` (installed as `/usr/share/doc/printer-agent/config.schema.json`).',
+    '',
+    '`version` is the layout of the file; a file without it is version 1 (printer-agent 0.1.0).',
+    'An older file is migrated: `printer-agent config migrate` rewrites it (the original kept as',
+    '`config.json.v1.bak`), as `run` does at start when it can write the file. A newer version is',
+    'refused (CONFIG_TOO_NEW, exit 78).',
     '',
     'Secrets (`storeKey`, `mqtt.password`) may be written inline, but the `...File` forms keep them',
     'out of the config: the agent reads the first line of the file, trimmed, and warns when group',

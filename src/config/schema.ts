@@ -17,7 +17,7 @@ import { z } from 'zod';
 import { isAgentError } from '../errors.js';
 import { CLOCK_MODES } from '../host/clock-sync.js';
 import { DEFAULT_STATE_DIR } from '../host/paths.js';
-import { defaultLayout, LAYOUTS, ORDER_TYPE_NAMES } from '../jobs/routing.js';
+import { defaultLayout, LAYOUTS, ORDER_TYPE_NAMES, PAYMENT_KINDS } from '../jobs/routing.js';
 import { LOG_FORMATS, LOG_LEVELS } from '../logging.js';
 import { parsePrinterUrl } from '../printer/printer-url.js';
 import { STORE_KEY_MAX } from '../protocol/envelope.js';
@@ -29,10 +29,12 @@ import {
   DEFAULT_TOPIC_PREFIX,
 } from '../protocol/print-protocol.js';
 import { DEFAULT_SIGNATURE_SCHEME, SIGNATURE_SCHEMES } from '../protocol/signing.js';
+import { appIdSchema } from '../protocol/store-id.js';
 import { text, typeError } from '../protocol/validation.js';
 import { LOGO_ALIGNS, LOGO_WIDTH_MM, receiptOptionsSchema } from '../receipt/options.js';
 import { loadProfiles, type PrinterProfile } from '../receipt/profile.js';
 import { crossFieldIssues } from './cross-field-rules.js';
+import { CONFIG_VERSION } from './migrations.js';
 
 export const MAX_PRINTERS = 8;
 /** order-api §8: "interval between queries: recommended at least 10 seconds". */
@@ -46,7 +48,12 @@ export const CONFIRM_MODES = ['process-id', 'status', 'none'] as const;
 export const POSSIBLE_DUPLICATE_POLICIES = ['reprint-marked', 'hold'] as const;
 
 /** Fields whose values are secrets: never printed, logged or echoed in an error. */
-export const SECRET_FIELDS = ['storeKey', 'mqtt.password', 'console.token'] as const;
+export const SECRET_FIELDS = [
+  'storeKey',
+  'mqtt.password',
+  'console.token',
+  'console.metricsToken',
+] as const;
 /** Files that hold secrets: the agent warns when group or others can read them. */
 export const SECRET_FILE_FIELDS = [
   'storeKeyFile',
@@ -55,6 +62,7 @@ export const SECRET_FILE_FIELDS = [
   'keys.storePrivateKeyFile',
   'console.keyFile',
   'console.tokenFile',
+  'console.metricsTokenFile',
 ] as const;
 /** Fields that are file system paths: relative ones resolve against the config file's folder. */
 export const PATH_FIELDS = [
@@ -70,6 +78,7 @@ export const PATH_FIELDS = [
   'console.certFile',
   'console.keyFile',
   'console.tokenFile',
+  'console.metricsTokenFile',
   'receipt.logo.file',
 ] as const;
 
@@ -517,6 +526,15 @@ const catchUpSchema = z
         'Lab switch: allow an http:// baseUrl to a host other than loopback. Anyone on the path ' +
           'could then print receipts; logged as a warning at every round. Never in a store.',
       ),
+    allowV1Signatures: z
+      .boolean({ error: typeError('true or false') })
+      .default(false)
+      .describe(
+        'Accept answers signed version 1 (X-Signature over the body alone, no ' +
+          'X-Signature-Version: 2) from an order service older than print-protocol v1.2 §10. Such ' +
+          'an answer is not bound to the query: a captured page would be accepted as the answer ' +
+          "to any other query, page or store's query. Logged as a warning at every round.",
+      ),
     restaurantNo: z
       .string({ error: typeError('a string') })
       .min(1, 'must not be empty')
@@ -555,6 +573,12 @@ const freshnessSchema = z
       ),
   })
   .describe('How old an instruction may be before it is treated as a replay.');
+
+/**
+ * The metrics token is never locked out (the lockout would let anyone on the scraper's address
+ * blind the monitoring), so it must not be guessable: long, made by a machine.
+ */
+export const METRICS_TOKEN_MIN = 32;
 
 /** The local API, status page and metrics port (CUPS has 631). */
 export const DEFAULT_CONSOLE_PORT = 8631;
@@ -606,8 +630,43 @@ const consoleSchema = z
       .boolean({ error: typeError('true or false') })
       .default(false)
       .describe('Serve Prometheus metrics at /metrics (same address and token rules).'),
+    metricsTokenFile: filePath()
+      .optional()
+      .describe(
+        "File whose first line is the scraper's own token (secret file: keep it 0600; at least " +
+          `${METRICS_TOKEN_MIN} characters, e.g. openssl rand -hex 32). It opens GET /metrics and ` +
+          'nothing else, and is never locked out by wrong tokens from its address (others on the ' +
+          'same NAT or proxy). Needs metrics: true.',
+      ),
   })
   .describe('The local API, status page and metrics (issue 17).');
+
+const drawerSchema = z
+  .strictObject({
+    openOn: z
+      .array(z.enum(PAYMENT_KINDS, { error: `must be one of ${PAYMENT_KINDS.join(', ')}` }), {
+        error: typeError('a list of payment kinds'),
+      })
+      .max(2, 'must name at most 2 payment kinds')
+      .default([])
+      .describe(
+        'Payment receipts of these kinds open the cash drawer on the receipt printer: offline ' +
+          '(paymentWay 2, cash at the counter) and/or online. Once per receipt: never on a ' +
+          'reprint, a copy marked POSSIBLE DUPLICATE, a kitchen ticket or a test page. Default: ' +
+          'none (the drawer opens only with `printer-agent drawer open`).',
+      ),
+    pin: z
+      .union([z.literal(2), z.literal(5)], { error: 'must be 2 or 5' })
+      .default(2)
+      .describe(
+        "Kick-out connector pin the drawer's solenoid is wired to (ESC p: 2 or 5); the pulse " +
+          "length is the printer profile's (drawerPulse, default 100 ms).",
+      ),
+  })
+  .describe(
+    "The cash drawer on the receipt printer's kick-out connector (issue 41). Its state (pin 3) " +
+      'is in the status where the printer reports it.',
+  );
 
 const retentionSchema = z
   .strictObject({
@@ -625,8 +684,21 @@ const baseSchema = z.strictObject({
     .string({ error: typeError('a string') })
     .optional()
     .describe('JSON schema reference for editors; ignored by the agent.'),
-  appId: text(1, 64).describe(
-    'Application id issued by the order service (order-api 2.1), 1 to 64 characters.',
+  // Migrations run before the schema (load.ts), so a file read by the agent always has the
+  // current version here; the rule stays for the schema's other readers (editors, tests).
+  version: z
+    .literal(CONFIG_VERSION, {
+      error: `must be ${CONFIG_VERSION} (run printer-agent config migrate)`,
+    })
+    .optional()
+    .describe(
+      `Version of the file's layout: ${CONFIG_VERSION} for this agent, which writes it. A file ` +
+        'without it is version 1 (printer-agent 0.1.0): the agent migrates it when it starts, ' +
+        'and `printer-agent config migrate` rewrites it, keeping the original beside it ' +
+        '(`config.json.v1.bak`). A newer version is refused (CONFIG_TOO_NEW).',
+    ),
+  appId: appIdSchema.describe(
+    "Application id issued by the order service (order-api 2.1), 1 to 64 characters, no ':' (print-protocol v1.2 §10).",
   ),
   storeKey: text(1, STORE_KEY_MAX)
     .optional()
@@ -668,6 +740,7 @@ const baseSchema = z.strictObject({
   catchUp: catchUpSchema.prefault({}),
   freshness: freshnessSchema.prefault({}),
   retention: retentionSchema.prefault({}),
+  drawer: drawerSchema.prefault({}),
   console: consoleSchema.prefault({}),
   logLevel: z
     .enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` })
@@ -723,7 +796,7 @@ export function configErrorMessage(issue: z.core.$ZodRawIssue): string | undefin
     case 'unrecognized_keys':
       return `unknown setting${issue.keys.length > 1 ? 's' : ''} ${issue.keys
         .map((k) => JSON.stringify(k))
-        .join(', ')} (see docs/config-reference.md)`;
+        .join(', ')} (see printer-agent config reference)`;
     case 'invalid_value':
       return `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
     case 'too_small':

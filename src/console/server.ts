@@ -1,15 +1,21 @@
 /**
- * The agent's local API (issue 17): what `printer-agent status` and `test-print` ask the running
- * agent, and what the status page will use; Prometheus metrics beside it when configured. Loaded
- * only when `console.enabled` (the agent imports this file then), so an agent without it carries
- * none of fastify.
+ * The agent's local API (issue 17): what `printer-agent status`, `test-print` and `drawer open`
+ * (issue 41) ask the running agent, and what the status page will use; Prometheus metrics beside
+ * it when configured. Loaded only when `console.enabled` (the agent imports this file then), so an
+ * agent without it carries none of fastify.
  *
  * Every request passes, in this order:
  * - the Host check (DNS rebinding): only the listening address, loopback names and the configured
  *   `hostnames`, with the port, are answered; anything else is 421;
- * - the token, when one is configured (required off loopback, and only over HTTPS): `Authorization:
- *   Bearer TOKEN`, compared in constant time; 401 otherwise; after 5 wrong tokens from one address
- *   in a minute, 429 for the rest of that minute (failed-sign-ins.ts);
+ * - a credential (`Authorization: Bearer`, or the page's cookie), compared in constant time, 401
+ *   otherwise: the agent's local token (local-token.ts: the file in the state dir the commands on
+ *   the Pi read) or the configured token (required off loopback, and only over HTTPS). Without a
+ *   configured token, only the page, a masked read-only view (status, masked previews, metrics)
+ *   and the sign-in are open: loopback is every user and process on the Pi (issue 40 item 4); with
+ *   one, only the page and the sign-in. After 5 wrong tokens from one address in a minute, 429 for
+ *   the rest of that minute (failed-sign-ins.ts), except for the local token and, on /metrics
+ *   only, the metrics token (a scraper's own: others' wrong tokens from its address, a NAT or a
+ *   proxy, must not blind the monitoring);
  * - for requests that change something (POST): a JSON body (a cross-site HTML form cannot send
  *   one without the browser asking first), no `Origin` but our own, and no `Sec-Fetch-Site` other
  *   than same-origin or none (a browser's own word that another site sent it); 403 otherwise.
@@ -18,17 +24,26 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import type { Socket } from 'node:net';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { AgentError, errorMessage, isAgentError } from '../errors.js';
+import {
+  type HttpLimits,
+  httpLimits,
+  limitHttpServer,
+  serverOptions,
+} from '../host/http-limits.js';
 import { isLoopbackAuthority } from '../host/loopback.js';
 import { type Job, jobSummary } from '../jobs/job.js';
 import type { JobStore } from '../jobs/store.js';
 import type { Logger } from '../logging.js';
 import { describeIssues, parseWith } from '../protocol/validation.js';
+import { attentionOf } from './attention.js';
 import { FailedSignIns } from './failed-sign-ins.js';
+import { firstView, type PageStatus } from './first-view.js';
 import type { AgentMetrics } from './metrics.js';
-import { PAGE_HTML } from './page.js';
+import { pageHtml } from './page.js';
 
 export interface ConsoleSettings {
   host: string;
@@ -36,9 +51,23 @@ export interface ConsoleSettings {
   hostnames: readonly string[];
   certFile?: string;
   keyFile?: string;
-  /** SECRET. */
+  /** SECRET: the configured token. */
   token?: string;
+  /** SECRET: the local token of this run (local-token.ts). */
+  localToken: string;
+  /**
+   * SECRET: the metrics token (config `console.metricsTokenFile`, 32 characters or more): opens
+   * GET /metrics only, and is never locked out, like the local token.
+   */
+  metricsToken?: string;
   metrics: boolean;
+  /**
+   * The store's IANA zone (config `catchUp.timeZone`, the zone the order service writes the
+   * store's times in): the page shows times in it. Default: the host's.
+   */
+  timeZone?: string;
+  /** Shorter timeouts or another cap than host/http-limits.ts's (tests). */
+  httpLimits?: Partial<HttpLimits>;
 }
 
 export interface ConsoleDeps {
@@ -52,6 +81,12 @@ export interface ConsoleDeps {
    * applied to the job and to the original of a reprint before rendering (masking).
    */
   renderJob(job: Job, view: (job: Job) => Job): Promise<{ bytes: Uint8Array; columns: number }>;
+  /**
+   * Pulses the cash drawer on the printer serving `role` (issue 41: `printer-agent drawer open`),
+   * outside any job; throws INPUT_INVALID (no such printer, no drawer connector) or
+   * PRINTER_NOT_READY (the pulse would wait in its buffer).
+   */
+  openDrawer?(role: string): Promise<{ printer: string; pin: number }>;
   store: JobStore;
   /** The roles some printer serves: a test print or reprint for another role is refused. */
   roles: readonly string[];
@@ -74,6 +109,7 @@ const reprintBody = z.strictObject({
     .max(64, 'must be at most 64 characters'),
   printer: roleSchema.optional(),
 });
+const drawerBody = z.strictObject({ printer: roleSchema.optional() });
 const JOB_REF = /^[A-Za-z0-9:._-]{1,100}$/;
 
 const HTTP_STATUS: Record<string, number> = {
@@ -85,16 +121,50 @@ const HTTP_STATUS: Record<string, number> = {
   MISDIRECTED: 421,
   TOO_MANY_ATTEMPTS: 429,
   JOB_STATE_CONFLICT: 409,
+  PRINTER_NOT_READY: 409,
 };
 
 const TOKEN_COOKIE = 'printer_agent_token';
+/**
+ * How long the page's cookie keeps the token: "asks once" for a store's phone or till, within
+ * reason (issue 42 item 5). Renewed at each visit, so a device in use is not asked again; one
+ * left unused for this long is.
+ */
+export const SIGN_IN_MAX_AGE_SEC = 30 * 24 * 60 * 60;
 
 function cookie(request: FastifyRequest, name: string): string {
   for (const part of (request.headers.cookie ?? '').split(';')) {
     const [key, ...value] = part.trim().split('=');
-    if (key === name) return decodeURIComponent(value.join('='));
+    if (key !== name) continue;
+    try {
+      return decodeURIComponent(value.join('='));
+    } catch {
+      // `%` without two hex digits: the client's mistake (400), not the agent's (issue 40 item 8).
+      throw new Refusal('INPUT_INVALID', `cookie ${name}: must be URL-encoded`);
+    }
   }
   return '';
+}
+
+/** A scrape: what the metrics token opens, and nothing else. */
+function isMetricsRead(request: FastifyRequest): boolean {
+  return (
+    (request.method === 'GET' || request.method === 'HEAD') &&
+    request.url.split('?', 1)[0] === '/metrics'
+  );
+}
+
+/**
+ * What a request needs: `open` (the page, the sign-in), `read` (a masked, read-only view: a
+ * credential only when a token is configured) or `act` (a change, or customer data unmasked: a
+ * credential always).
+ */
+function accessOf(request: FastifyRequest): 'open' | 'read' | 'act' {
+  const [path = '', query = ''] = request.url.split('?', 2);
+  // Sign-out only removes this browser's cookie: it needs no credential (an expired one too).
+  if (path === '/' || path === '/api/login' || path === '/api/logout') return 'open';
+  if (request.method !== 'GET' && request.method !== 'HEAD') return 'act';
+  return new URLSearchParams(query).has('reveal') ? 'act' : 'read';
 }
 
 /** Customers' personal data in a stored instruction or record, masked for the page's previews. */
@@ -182,8 +252,20 @@ export async function startConsole(
   const scheme = https ? 'https' : 'http';
   const isOurs = hostChecker(settings);
   const signIns = new FailedSignIns();
-  /** Whether `given` is the token; a wrong one counts against the client's address. */
-  const rightToken = (token: string, given: string, request: FastifyRequest): boolean => {
+  /**
+   * Whether `given` is a credential: the local token (256 random bits: never locked out, so wrong
+   * tries of the configured token from anywhere cannot lock the commands on the Pi out), or the
+   * configured token, whose wrong tries count against the client's address.
+   */
+  const credential = (given: string, request: FastifyRequest): boolean => {
+    if (given !== '' && sameSecret(given, settings.localToken)) return true;
+    if (
+      given !== '' &&
+      settings.metricsToken !== undefined &&
+      isMetricsRead(request) &&
+      sameSecret(given, settings.metricsToken)
+    )
+      return true;
     const wait = signIns.waitMs(request.ip);
     if (wait > 0) {
       const seconds = Math.ceil(wait / 1000);
@@ -193,7 +275,7 @@ export async function startConsole(
         seconds,
       );
     }
-    if (sameSecret(given, token)) {
+    if (settings.token !== undefined && sameSecret(given, settings.token)) {
       signIns.succeeded(request.ip);
       return true;
     }
@@ -201,14 +283,37 @@ export async function startConsole(
       log.warn({ from: request.ip }, 'wrong tokens from one address: refused for a minute');
     return false;
   };
+  // Slow or idle clients do not hold a Pi's sockets (issue 40 item 7, host/http-limits.ts): the
+  // timeouts go to every server fastify makes (a second one for `localhost`), the cap to the main.
+  const limits = httpLimits(settings.httpLimits);
   const app = Fastify({
-    ...(https ? { https } : {}),
+    ...(https
+      ? { https: { ...https, ...serverOptions(limits) } }
+      : { http: serverOptions(limits) }),
     logger: false,
     bodyLimit: 4096,
-    // Slow or idle clients do not hold a Pi's sockets (as the order service, print-protocol §9).
-    requestTimeout: 10_000,
-    connectionTimeout: 10_000,
+    // Node's own refusals (a timeout, malformed HTTP) in this API's error format, then closed.
+    clientErrorHandler: (error: NodeJS.ErrnoException, socket: Socket) => {
+      if (error.code === 'ECONNRESET' || socket.destroyed) return;
+      const timeout = error.code === 'ERR_HTTP_REQUEST_TIMEOUT';
+      const [status, text, code, message] = timeout
+        ? [408, 'Request Timeout', 'REQUEST_TIMEOUT', 'the request did not arrive in time']
+        : error.code === 'HPE_HEADER_OVERFLOW'
+          ? [431, 'Request Header Fields Too Large', 'INPUT_INVALID', 'headers too large']
+          : [400, 'Bad Request', 'INPUT_INVALID', 'not an HTTP request'];
+      const body = JSON.stringify({ error: { code, message } });
+      if (socket.writable)
+        socket.write(
+          `HTTP/1.1 ${status} ${text}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+            `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+        );
+      socket.destroy();
+    },
+    requestTimeout: limits.requestTimeoutMs,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+    connectionTimeout: limits.idleTimeoutMs,
   });
+  limitHttpServer(app.server, limits);
 
   app.addHook('onRequest', async (request) => {
     const host = request.headers.host ?? '';
@@ -217,13 +322,17 @@ export async function startConsole(
         'MISDIRECTED',
         `Host ${JSON.stringify(host.slice(0, 100))} is not this agent's address`,
       );
-    // The page itself and the sign-in are open; everything else needs the token when one is set.
-    const open = request.url === '/' || request.url === '/api/login';
-    if (settings.token !== undefined && !open) {
+    const access = accessOf(request);
+    if (access === 'act' || (access === 'read' && settings.token !== undefined)) {
       const auth = request.headers.authorization ?? '';
       const given = auth.startsWith('Bearer ') ? auth.slice(7) : cookie(request, TOKEN_COOKIE);
-      if (!rightToken(settings.token, given, request))
-        throw new Refusal('UNAUTHORIZED', 'a valid token is required (Authorization: Bearer)');
+      if (!credential(given, request))
+        throw new Refusal(
+          'UNAUTHORIZED',
+          settings.token === undefined
+            ? "a valid token is required (Authorization: Bearer): the commands on this machine read the agent's local token as root or as the service user"
+            : 'a valid token is required (Authorization: Bearer)',
+        );
     }
     if (request.method !== 'GET' && request.method !== 'HEAD') {
       const site = request.headers['sec-fetch-site'];
@@ -289,25 +398,70 @@ export async function startConsole(
     'referrer-policy': 'no-referrer',
     'cache-control': 'no-store',
   };
-  app.get('/', async (_request, reply) =>
-    reply.headers(pageHeaders).type('text/html; charset=utf-8').send(PAGE_HTML),
-  );
+  /** What `/api/status` answers and the page's first view draws: one object, one masking. */
+  const pageStatus = (): PageStatus => {
+    const status = deps.status() as Partial<PageStatus> & { at?: string };
+    const base = { ...status, printers: status.printers ?? [] };
+    const unconfirmed = deps.store.list({ state: 'unconfirmed', limit: 20 }).map(jobSummary);
+    return {
+      ...base,
+      broker: status.broker ?? { connected: false },
+      jobs: deps.store.countByState(),
+      recent: deps.store.list({ limit: 20 }).map(jobSummary),
+      attention: attentionOf(base, unconfirmed, status.at ? Date.parse(status.at) : Date.now()),
+    };
+  };
+  let hostZone: string | undefined;
+  /**
+   * The zone the page's script formats times in. The host's zone is named through Intl only here,
+   * when a page is served: its locale data costs 8 MB of RSS, which the agent does not otherwise
+   * load without a configured zone (decision 159).
+   */
+  const pageZone = (): string => {
+    if (settings.timeZone !== undefined) return settings.timeZone;
+    hostZone ??= Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
+    return hostZone;
+  };
+  // HttpOnly: no script reads it; Secure over HTTPS (plain HTTP is loopback only); Strict: never
+  // sent with another site's request; Max-Age: kept across browser restarts, for so long.
+  const tokenCookie = (token: string, maxAge: number) =>
+    `${TOKEN_COOKIE}=${encodeURIComponent(token)}; Path=/; Max-Age=${maxAge}; HttpOnly;${https ? ' Secure;' : ''} SameSite=Strict`;
+  app.get('/', async (request, reply) => {
+    // Signed in: the page's cookie holds a credential (then renewed). A wrong one counts as a
+    // wrong token like anywhere else; locked out or malformed, the page is signed out.
+    let signedIn = false;
+    try {
+      const given = cookie(request, TOKEN_COOKIE);
+      signedIn = given !== '' && credential(given, request);
+      if (signedIn) void reply.header('set-cookie', tokenCookie(given, SIGN_IN_MAX_AGE_SEC));
+    } catch (error) {
+      if (!(error instanceof Refusal)) throw error;
+    }
+    // Signed out where reading needs a token: the sign-in only, no status drawn.
+    const status = signedIn || settings.token === undefined ? pageStatus() : null;
+    const html = pageHtml({
+      signedIn,
+      tokenRequired: settings.token !== undefined,
+      timeZone: pageZone(),
+      view: status ? firstView(status, settings.timeZone) : null,
+    });
+    return reply.headers(pageHeaders).type('text/html; charset=utf-8').send(html);
+  });
   app.post('/api/login', async (request, reply) => {
     const { token } = body(
       z.strictObject({ token: z.string({ error: 'must be a string' }).max(1024) }),
       request.body,
     );
-    if (settings.token === undefined) return reply.code(204).send();
-    if (!rightToken(settings.token, token, request)) {
+    if (!credential(token, request)) {
       log.warn({ from: request.ip }, 'sign-in to the status page with a wrong token');
       throw new Refusal('UNAUTHORIZED', 'wrong token');
     }
-    // HttpOnly: no script reads it; Secure: a token is only configured with HTTPS; Strict: never
-    // sent with another site's request.
-    void reply.header(
-      'set-cookie',
-      `${TOKEN_COOKIE}=${encodeURIComponent(token)}; Path=/; HttpOnly; Secure; SameSite=Strict`,
-    );
+    void reply.header('set-cookie', tokenCookie(token, SIGN_IN_MAX_AGE_SEC));
+    return reply.code(204).send();
+  });
+  app.post('/api/logout', async (request, reply) => {
+    body(z.strictObject({}), request.body);
+    void reply.header('set-cookie', tokenCookie('', 0));
     return reply.code(204).send();
   });
   app.get<{ Params: { ref: string }; Querystring: { reveal?: string } }>(
@@ -328,11 +482,7 @@ export async function startConsole(
         .send(bytesToSvg(bytes, { columns }));
     },
   );
-  app.get('/api/status', async () => ({
-    ...deps.status(),
-    jobs: deps.store.countByState(),
-    recent: deps.store.list({ limit: 20 }).map(jobSummary),
-  }));
+  app.get('/api/status', async () => pageStatus());
   app.post('/api/test-print', async (request, reply) => {
     const { role = deps.roles.includes('receipt') ? 'receipt' : deps.roles[0]! } = body(
       testPrintBody,
@@ -349,6 +499,15 @@ export async function startConsole(
     const job = inserted(deps.store.enqueueReprint(orderNo, { printer }));
     log.info({ jobId: job.jobId, orderNo, printer: job.printer }, 'reprint asked for locally');
     return reply.code(202).send({ job: jobSummary(job) });
+  });
+  app.post('/api/drawer/open', async (request) => {
+    // A change like any other (a credential, a JSON body, our origin): the drawer holds the cash.
+    const { printer = 'receipt' } = body(drawerBody, request.body);
+    served(printer);
+    if (!deps.openDrawer) throw new Refusal('NOT_FOUND', 'this agent cannot open a drawer');
+    const opened = await deps.openDrawer(printer);
+    log.info({ printer: opened.printer, pin: opened.pin }, 'cash drawer opened locally');
+    return { drawer: { ...opened, opened: true } };
   });
   app.post<{ Params: { ref: string } }>('/api/jobs/:ref/retry', async (request, reply) => {
     const ref = request.params.ref;

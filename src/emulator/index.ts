@@ -39,12 +39,8 @@ export {
   INTERNATIONAL_CHARACTER_SETS,
 } from './core/code-pages.js';
 export { hex } from './core/command-syntax.js';
-export {
-  type DecoderHandlers,
-  type DecoderOptions,
-  EscPosDecoder,
-  type HostQuery,
-} from './core/decoder.js';
+export { type DecoderHandlers, type DecoderOptions, EscPosDecoder } from './core/decoder.js';
+export type { HostQuery } from './core/host-query.js';
 export type {
   Alignment,
   DecodeWarning,

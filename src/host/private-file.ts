@@ -1,11 +1,15 @@
 /**
  * Files only the service user may read (issue 13 item 9): the job database holds customer data,
- * the order service's database holds store keys. Both SQLite stores use this one helper.
+ * the order service's database holds store keys. Both SQLite stores use this one helper; the
+ * emulator's ticket files use the modes (issue 40 item 9).
  */
 import { chmodSync, closeSync, existsSync, openSync, statSync } from 'node:fs';
 
 /** Owner read and write, nothing for group and others. */
 export const PRIVATE_FILE_MODE = 0o600;
+
+/** A directory only its owner may list, enter or change (the emulator's ticket files). */
+export const PRIVATE_DIRECTORY_MODE = 0o700;
 
 /**
  * Makes a SQLite database file private before SQLite opens it: creates it 0600 when missing

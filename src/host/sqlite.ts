@@ -29,8 +29,22 @@ export const SQLITE_DRIVER =
  */
 function load(): typeof BetterSqlite3 {
   try {
-    return require(SQLITE_DRIVER) as typeof BetterSqlite3;
+    const driver = require(SQLITE_DRIVER) as typeof BetterSqlite3;
+    // The driver loads its native binding on its first database, deep inside whatever opens one
+    // (and a wrong ABI then reads as a database error): loaded here instead, once, for ~1 ms.
+    new driver(':memory:').close();
+    return driver;
   } catch (error) {
+    // A Node the driver was not built for (Node 21 in /usr/local/bin, first on systemd's PATH,
+    // while apt checked Debian's node 20): a person must change the Node, so a config-class
+    // exit that names the Node found and the ones that work, not a restart every 2 s (issue 43).
+    const text = errorMessage(error);
+    if (/NODE_MODULE_VERSION|compiled against a different Node\.js version/.test(text))
+      throw new AgentError(
+        'NODE_UNSUPPORTED',
+        `Node.js ${process.versions.node} (module ABI ${process.versions.modules}, ${process.execPath}) cannot load the SQLite driver ${SQLITE_DRIVER}, built for another ABI: printer-agent runs on Node.js 20 and on ${PREBUILT_DRIVER_FROM_NODE} or newer; put one of those first on the service's PATH (systemd searches /usr/local/bin before /usr/bin)`,
+        { cause: error },
+      );
     throw new AgentError(
       'STORE_FAILED',
       `the SQLite driver for Node ${process.versions.node} (${SQLITE_DRIVER}) cannot be loaded (${errorMessage(error)}); ` +

@@ -27,6 +27,14 @@ export const FAULT_POINTS = [
   'after-mark-printing',
   /** The printer confirmed the job, before `printed` is committed. */
   'after-print-before-commit',
+  /** The PUBACK of a stored instruction was handed to the socket (power-cut loop, issue 39). */
+  'after-ack',
+  /** A job event reached the broker, before its outbox row is acknowledged (issue 39). */
+  'outbox-after-publish',
+  /** A retention batch was committed, before the next (issue 39; retention runs soon after start). */
+  'retention-batch',
+  /** A schema migration was committed, before the next one (issue 39). */
+  'after-migration',
 ] as const;
 export type FaultPoint = (typeof FAULT_POINTS)[number];
 
@@ -46,6 +54,14 @@ export function faultPoint(point: FaultPoint): void {
   if (armed === null || armed.point !== point) return;
   passes++;
   if (passes >= armed.at) process.kill(process.pid, 'SIGKILL');
+}
+
+/**
+ * Retention runs an hour after start and hourly; for its fault point it runs a second after
+ * start, so a test reaches it (the power-cut loop, issue 39).
+ */
+export function faultRetentionSoon(): boolean {
+  return armed !== null && armed.point === 'retention-batch';
 }
 
 /** `N` of `PRINTER_AGENT_FAULT=max-pages:N`, else null (see the module comment). */

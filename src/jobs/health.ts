@@ -1,6 +1,7 @@
 /**
- * The agent's health: the status message (print-protocol §7) built from the printers' monitors and
- * the job store, and the faults that must never vanish (reliability guarantee 11, issue 13 item 7).
+ * The agent's health: the faults that must never vanish (reliability guarantee 11, issue 13 item
+ * 7) and the warnings, kept for the status document (print-protocol §7), which
+ * `status-document.ts` builds from them, the printers' monitors and the job store's figures.
  *
  * - Faults come from three places: the inbox or the reporter could not use the store (disk full,
  *   database error), the spooler could not record a transition, or the queue figures for the
@@ -8,10 +9,9 @@
  *   once a minute, with the number of repeats) and shown as the status `fault` until the same
  *   source works again. Precedence: the store fault, then the spooler's, then the figures'.
  * - Building the status never throws: unreadable figures show the last ones read.
- * - Jobs for a role no printer serves (NO_PRINTER_FOR_ROLE) are listed per role in `unrouted`; a
- *   printer's queue is the sum over the roles it serves (its id need not be a role).
- * - Warnings are problems found at start that do not stop printing (LOGO_UNREADABLE: receipts go
- *   out without the logo): shown in `warnings`, never as the `fault`, which says the agent cannot
+ * - Warnings are problems that do not stop printing, found at start (LOGO_UNREADABLE: receipts go
+ *   out without the logo) or while running (FONT_MISSING: a character no raster font has prints
+ *   as `?`): shown in `warnings` from then on, never as the `fault`, which says the agent cannot
  *   work normally.
  *
  * It announces `change` when something the status shows changed; the composition root has the
@@ -20,26 +20,14 @@
 import { EventEmitter } from 'node:events';
 import { type AgentError, errorMessage, isAgentError } from '../errors.js';
 import type { Logger } from '../logging.js';
-import type { AgentStatus, PrinterStatus } from '../protocol/print-protocol.js';
+import type { AgentStatus } from '../protocol/print-protocol.js';
 import type { Spooler } from './spooler.js';
+import { type Reason, type StatusPrinter, statusDocument } from './status-document.js';
 import type { JobStore, PrinterQueueStats } from './store.js';
-
-type Reason = { code: string; message: string };
-
-/** What the status needs of a printer: its roles and its monitor's latest condition. */
-export interface HealthPrinter {
-  id: string;
-  roles: readonly string[];
-  condition(): {
-    state: PrinterStatus['state'];
-    paper: PrinterStatus['paper'];
-    coverOpen: boolean | null;
-  } | null;
-}
 
 export interface HealthOptions {
   store: Pick<JobStore, 'queueStats'>;
-  printers: readonly HealthPrinter[];
+  printers: readonly StatusPrinter[];
   storeId: string;
   version: string;
   startedAt: string;
@@ -81,6 +69,7 @@ export class Health extends EventEmitter<{ change: [] }> {
   private lastStats: PrinterQueueStats[] = [];
   private readonly now: () => number;
   private readonly spoolerLog: Throttle;
+  private readonly warnings: Reason[];
 
   constructor(
     private readonly options: HealthOptions,
@@ -89,6 +78,14 @@ export class Health extends EventEmitter<{ change: [] }> {
     super();
     this.now = options.now ?? Date.now;
     this.spoolerLog = new Throttle(this.now);
+    this.warnings = [...(options.warnings ?? [])];
+  }
+
+  /** A problem found while running that does not stop printing: shown from now on, once a code. */
+  addWarning(reason: Reason): void {
+    if (this.warnings.some((w) => w.code === reason.code)) return;
+    this.warnings.push({ ...reason });
+    this.emit('change');
   }
 
   /** The inbox or the reporter: the store refused (`error`) or works again (null). */
@@ -148,11 +145,13 @@ export class Health extends EventEmitter<{ change: [] }> {
     });
   }
 
-  /** print-protocol §7; never contains a secret, never throws. */
+  /** print-protocol §7 (status-document.ts); never throws. */
   status(): AgentStatus {
-    const roles = new Set(this.options.printers.flatMap((p) => p.roles));
+    const { printers, storeId, version, startedAt } = this.options;
     try {
-      this.lastStats = this.options.store.queueStats([...roles]);
+      this.lastStats = this.options.store.queueStats([
+        ...new Set(printers.flatMap((p) => p.roles)),
+      ]);
       if (this.figuresFault) this.log.info('queue figures readable again');
       this.figuresFault = null;
     } catch (error) {
@@ -163,37 +162,15 @@ export class Health extends EventEmitter<{ change: [] }> {
         this.log.error({ code: reason.code, err: reason.message }, 'cannot read the queue figures');
       this.figuresFault = { code: reason.code, message: `status: ${reason.message}` };
     }
-    const stats = new Map(this.lastStats.map((s) => [s.printer, s]));
-    const unrouted = this.lastStats
-      .filter((s) => !roles.has(s.printer) && s.pending > 0)
-      .map((s) => ({ role: s.printer, pending: s.pending, oldestPendingSec: s.oldestPendingSec }));
-    const fault = this.storeFaultReason ?? this.spoolerFault ?? this.figuresFault;
-    const warnings = this.options.warnings ?? [];
-    return {
-      online: true,
-      storeId: this.options.storeId,
-      agent: { version: this.options.version, startedAt: this.options.startedAt },
-      printers: this.options.printers.map((p): PrinterStatus => {
-        const condition = p.condition();
-        const own = p.roles.map((r) => stats.get(r)).filter((q) => q !== undefined);
-        const lastPrinted = Math.max(0, ...own.map((q) => q.lastPrintedAt ?? 0));
-        return {
-          id: p.id,
-          roles: [...p.roles],
-          state: condition?.state ?? 'unknown',
-          paper: condition?.paper ?? 'unknown',
-          coverOpen: condition?.coverOpen ?? null,
-          queue: {
-            pending: own.reduce((n, q) => n + q.pending, 0),
-            oldestPendingSec: Math.max(0, ...own.map((q) => q.oldestPendingSec)),
-          },
-          lastPrintedAt: lastPrinted > 0 ? new Date(lastPrinted).toISOString() : null,
-        };
-      }),
-      ...(unrouted.length > 0 ? { unrouted } : {}),
-      ...(fault ? { fault } : {}),
-      ...(warnings.length > 0 ? { warnings: warnings.map((w) => ({ ...w })) } : {}),
-      at: new Date(this.now()).toISOString(),
-    };
+    return statusDocument({
+      storeId,
+      version,
+      startedAt,
+      printers,
+      stats: this.lastStats,
+      fault: this.storeFaultReason ?? this.spoolerFault ?? this.figuresFault,
+      warnings: this.warnings,
+      at: this.now(),
+    });
   }
 }

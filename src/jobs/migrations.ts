@@ -8,6 +8,7 @@
  */
 import type { Database } from 'better-sqlite3';
 import { AgentError } from '../errors.js';
+import { faultPoint } from './fault-points.js';
 
 export interface Migration {
   version: number;
@@ -177,6 +178,23 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE outbox_v6 RENAME TO outbox;
     `,
   },
+  {
+    version: 7,
+    description: "each printer's last print, kept when retention prunes its jobs",
+    sql: `
+      -- Issue 43: the last successful print per printer role (status, metrics, the page) was read
+      -- from the printed jobs, so a printer unused for longer than the retention (a bar printer
+      -- over the holidays) showed "never printed" once its jobs were pruned. Written only when
+      -- jobs are pruned, never on the print path (one more page per printed job, issue 16).
+      CREATE TABLE printer_activity (
+        printer TEXT PRIMARY KEY,
+        last_printed_at INTEGER NOT NULL
+      ) WITHOUT ROWID;
+      INSERT INTO printer_activity (printer, last_printed_at)
+        SELECT printer, MAX(printed_at) FROM jobs
+        WHERE state = 'printed' AND printed_at IS NOT NULL GROUP BY printer;
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.at(-1)!.version;
@@ -217,6 +235,7 @@ export function migrate(db: Database, now: number): { from: number; to: number }
         'INSERT INTO schema_version (version, description, applied_at) VALUES (?, ?, ?)',
       ).run(migration.version, migration.description, now);
     }).immediate();
+    faultPoint('after-migration');
   }
   return { from, to: SCHEMA_VERSION };
 }

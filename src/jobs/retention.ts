@@ -12,6 +12,7 @@
  *   pages back to the file system.
  */
 import { DEDUPE_LEDGER_DAYS } from '../protocol/limits.js';
+import { faultPoint, faultRetentionSoon } from './fault-points.js';
 import type { JobStore } from './store.js';
 
 export interface RetentionOptions {
@@ -45,6 +46,7 @@ export async function runRetention(
   for (;;) {
     const n = store.pruneFinished(now - options.keepDays * DAY_MS, batch);
     run.jobs += n;
+    if (n > 0) faultPoint('retention-batch');
     if (n < batch) break;
     await new Promise<void>((resolve) => setImmediate(resolve));
   }
@@ -77,7 +79,10 @@ export class Retention {
         this.running = null;
       });
     };
-    this.timer = setInterval(tick, this.options.intervalMs ?? 60 * 60_000);
+    this.timer = setInterval(
+      tick,
+      faultRetentionSoon() ? 1000 : (this.options.intervalMs ?? 60 * 60_000),
+    );
     // Retention alone never keeps the agent alive.
     this.timer.unref();
   }

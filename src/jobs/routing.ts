@@ -5,8 +5,11 @@
  * printed, confirmed and reported on its own. An instruction that names a role prints only there.
  *
  * Decisions (docs/decisions.md 175-177):
- * - An order record (catch-up) has no order type: an `orderTypes` condition counts as met, because
- *   a kitchen that misses the ticket of a paid order is worse than one ticket too many.
+ * - An order record (catch-up) of a service that sends no order type: an `orderTypes` condition
+ *   counts as met, because a kitchen that misses the ticket of a paid order is worse than one
+ *   ticket too many. Where the order's instruction is stored, or the record carries `orderType`
+ *   (our extension, the reference service sends it), catch-up routes by that type, exactly as
+ *   MQTT did (issue 40, decision 227).
  * - Create parameters carry no SKU: `skus` patterns match only items that have one (records).
  * - An order no rule takes still prints its payment receipt on the `receipt` role: nothing a
  *   customer paid for goes unprinted because of a routing table.
@@ -19,6 +22,13 @@ export type Layout = (typeof LAYOUTS)[number];
 
 export const ORDER_TYPE_NAMES = ['table', 'queue', 'takeout'] as const;
 export type OrderTypeName = (typeof ORDER_TYPE_NAMES)[number];
+
+/**
+ * How an order was paid, by order-api 2.9 `paymentWay` (1 online, 2 offline: cash at the counter):
+ * the vocabulary of the cash drawer setting (`drawer.openOn`, render-job.ts).
+ */
+export const PAYMENT_KINDS = ['offline', 'online'] as const;
+export type PaymentKind = (typeof PAYMENT_KINDS)[number];
 
 /** order-api 2.9 `orderType`: 1 table code order, 2 queue order, 3 takeout order. */
 const ORDER_TYPE_BY_CODE: Record<number, OrderTypeName> = { 1: 'table', 2: 'queue', 3: 'takeout' };
@@ -57,10 +67,13 @@ export function routableInstruction(instruction: Pick<PrintInstruction, 'order'>
   };
 }
 
-/** An order record (order-api 2.5): no order type; dish names and SKU codes (2.6). */
+/**
+ * An order record (order-api 2.5): dish names and SKU codes (2.6); the order type only where the
+ * service sends it (our extension, decision 227), else unknown.
+ */
 export function routableRecord(record: OrderRecord): RoutableOrder {
   return {
-    orderType: null,
+    orderType: record.orderType ?? null,
     items: record.skuList.map((s) => ({
       name: s.productName ?? s.skuName ?? null,
       sku: s.skuNo ?? null,

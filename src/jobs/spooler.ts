@@ -33,7 +33,12 @@ import type { ReceiptOptions } from '../receipt/options.js';
 import { getProfile, type PrinterProfile } from '../receipt/profile.js';
 import { faultPoint } from './fault-points.js';
 import type { Job, JobReason } from './job.js';
-import { type RenderedJob, renderJob, type TestPageRenderer } from './render-job.js';
+import {
+  type DrawerSettings,
+  type RenderedJob,
+  renderJob,
+  type TestPageRenderer,
+} from './render-job.js';
 import {
   type BackoffOptions,
   backoffDelay,
@@ -85,6 +90,8 @@ export interface SpoolerOptions {
   backoff?: BackoffOptions;
   /** A receipt stored longer ago than this when its turn comes prints marked LATE; null: never. */
   lateAfterMs?: number | null;
+  /** IANA zone of the service's createTime (the day-scale LATE rule); default the host's. */
+  timeZone?: string;
   /** What to do with jobs found in `printing` at start (a crash interrupted them). */
   interruptedPolicy?: InterruptedPolicy;
   /**
@@ -99,6 +106,11 @@ export interface SpoolerOptions {
    */
   pollIntervalMs?: number;
   renderTestPage?: TestPageRenderer;
+  /**
+   * The cash drawer (issue 41 item 4): payment receipts of these payment kinds on the receipt role
+   * start with the kick-out pulse (render-job.ts says when it never does); absent or null: off.
+   */
+  drawer?: DrawerSettings | null;
   /** How often jobs for unserved roles are looked for besides start and inserts; default 10 s. */
   unroutedSweepMs?: number;
   now?: () => number;
@@ -456,8 +468,11 @@ export class Spooler extends EventEmitter<SpoolerEvents> {
       options: this.options.receiptOptions,
       late: job.kind === 'receipt' && isLate(job.createdAt, now, this.lateAfterMs),
       waitedMinutes: Math.floor((now - job.createdAt) / 60_000),
+      now,
+      ...(this.options.timeZone !== undefined ? { timeZone: this.options.timeZone } : {}),
       original: (j) => (j.sourceJob === null ? null : this.store.get(j.sourceJob)),
       renderTestPage: this.options.renderTestPage,
+      drawer: this.options.drawer ?? null,
     });
   }
 

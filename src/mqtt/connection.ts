@@ -37,6 +37,7 @@ import type { IClientOptions, IPublishPacket, MqttClient } from 'mqtt';
 import mqttClient from 'mqtt/lib/client';
 import { AgentError, errorMessage } from '../errors.js';
 import { tlsFailure } from '../host/tls-failure.js';
+import { faultPoint } from '../jobs/fault-points.js';
 import type { Logger } from '../logging.js';
 
 export interface MqttConnectionOptions {
@@ -290,8 +291,9 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
     this.log.warn(
       { protocolVersion: 4, missing: ['sessionExpiryInterval', 'maximumPacketSize'] },
       'MQTT 3.1.1: the agent cannot ask the broker to keep its session for mqtt.sessionExpirySec ' +
-        'nor to hold back packets over its size bound; the broker settings in docs/brokers.md ' +
-        'keep those promises',
+        "nor to hold back packets over its size bound; the broker's own settings keep those " +
+        "promises (its session expiry and message size limit: Mosquitto's " +
+        'persistent_client_expiration and message_size_limit)',
     );
   }
 
@@ -389,6 +391,7 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
       this.acks.shift();
       if (head.disposition === 'ack') {
         head.send();
+        faultPoint('after-ack');
         continue;
       }
       // Not stored: no PUBACK. Drop the connection so the broker keeps the message in the session

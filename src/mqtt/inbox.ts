@@ -17,8 +17,12 @@
  *   event and acked, so a poison message cannot loop (guarantee 8). Never printed.
  * - The store cannot take it (disk full, database error): not acked, and the agent reports the
  *   fault; the broker keeps the message (guarantee 11).
+ *
+ * Once a message's outcome is committed, the inbox announces refusals and duplicates (`rejected`,
+ * `duplicate`): the metrics count them (issue 42 item 7).
  */
 
+import { EventEmitter } from 'node:events';
 import { AgentError } from '../errors.js';
 import type { ClockReading, ClockSource } from '../host/clock-sync.js';
 import { faultPoint } from '../jobs/fault-points.js';
@@ -33,6 +37,7 @@ import {
   routeOrder,
 } from '../jobs/routing.js';
 import type { InsertResult, JobStore } from '../jobs/store.js';
+import { belowTimeFloor } from '../jobs/time-floor.js';
 import type { Logger } from '../logging.js';
 import { type Opened, openEnvelope } from '../protocol/envelope.js';
 import { ANTI_REPLAY_DEFAULT_DAYS, mqttMaxPacketBytes } from '../protocol/limits.js';
@@ -91,7 +96,17 @@ export interface InboxHooks {
   storeFault(error: AgentError | null): void;
 }
 
-export class Inbox {
+export interface InboxEvents {
+  /**
+   * A message that will never print, committed: rejected (forged, wrong store, too large,
+   * malformed) or an instruction stored failed as a replay (STALE_ORDER). One per message.
+   */
+  rejected: [reason: JobReason];
+  /** An instruction (per role) or command already stored, answered `duplicate`, committed. */
+  duplicate: [];
+}
+
+export class Inbox extends EventEmitter<InboxEvents> {
   private readonly clock: ClockSource;
   private readonly now: () => number;
   /** Whether the last instruction met a synchronized clock (logged when it changes). */
@@ -112,6 +127,7 @@ export class Inbox {
     private readonly hooks: InboxHooks,
     private readonly log: Logger,
   ) {
+    super();
     this.clock = options.clock ?? UNKNOWN_CLOCK;
     this.now = options.now ?? Date.now;
   }
@@ -240,6 +256,10 @@ export class Inbox {
         { named, ...fresh },
       );
       for (const { route, result } of results) this.noteStored(instruction, route, result, fresh);
+      // A replay is one refused message, whatever number of roles it was stored failed for.
+      const failed = fresh.failed;
+      if (failed && results.some(({ result }) => result.status !== 'duplicate'))
+        this.later(() => this.emit('rejected', failed));
       return 'ack';
     }
     const opened = openEnvelope(payload, { ...common, paramSchema: commandSchema });
@@ -256,12 +276,13 @@ export class Inbox {
   ): void {
     if (result.status === 'duplicate') {
       const jobId = routedJobId(instruction.jobId, route.role, instruction.printer !== undefined);
-      this.later(() =>
+      this.later(() => {
         this.log.info(
           { jobId, orderNo: instruction.orderNo, printer: route.role, matchedOn: result.matchedOn },
           'duplicate instruction',
-        ),
-      );
+        );
+        this.emit('duplicate');
+      });
       this.store.recordEvent(
         this.event({
           jobId,
@@ -315,8 +336,17 @@ export class Inbox {
   private freshness(instruction: InboundInstruction): Freshness {
     const reading = this.clock.current();
     this.noteClock(reading);
+    const maxAgeMs = this.options.maxAgeMs ?? DEFAULT_FRESHNESS_MAX_AGE_MS;
     if (!reading.synchronized) {
+      // The clock cannot judge the age; the newest order already authenticated can (v1.2 §10).
+      const floor = belowTimeFloor(
+        instruction.createTime,
+        this.store.timeFloor(),
+        maxAgeMs,
+        'freshness.maxAgeDays',
+      );
       return {
+        ...(floor ? { failed: floor } : {}),
         warnings: [
           {
             code: 'CLOCK_UNSYNCHRONIZED',
@@ -329,7 +359,6 @@ export class Inbox {
     const now = wallClockMs(formatTimestamp(new Date(this.now()), this.options.timeZone));
     if (created === null || now === null) return {};
     const ageMs = now - created;
-    const maxAgeMs = this.options.maxAgeMs ?? DEFAULT_FRESHNESS_MAX_AGE_MS;
     if (ageMs <= maxAgeMs) return {};
     return {
       failed: {
@@ -371,6 +400,7 @@ export class Inbox {
     try {
       const result = this.store.enqueueCommand(command, { raw });
       if (result.status === 'duplicate') {
+        this.later(() => this.emit('duplicate'));
         this.store.recordEvent(
           this.event({
             jobId: `command:${command.commandId}`,
@@ -414,19 +444,21 @@ export class Inbox {
     const commandId = kind === 'command' ? id('commandId') : null;
     const jobId = kind === 'print' ? id('jobId') : commandId ? `command:${commandId}` : null;
     const orderNo = id('orderNo');
-    this.later(() =>
+    const reason = error.toReason();
+    this.later(() => {
       this.log.warn(
         { kind, code: error.code, reason: error.message, jobId, orderNo },
         'message rejected',
-      ),
-    );
+      );
+      this.emit('rejected', reason);
+    });
     this.store.recordEvent(
       this.event({
         jobId,
         orderNo,
         ...(commandId ? { commandId } : {}),
         state: 'rejected',
-        reason: error.toReason(),
+        reason,
       }),
     );
     return 'ack' as const;

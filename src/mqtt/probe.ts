@@ -30,7 +30,9 @@ export type ProbeResult =
 /** mqtt.js's refusal codes for an MQTT version the broker does not speak (3.1.1: 1; MQTT 5: 0x84). */
 const VERSION_REFUSED = new Set([1, 0x84]);
 const CLOSED = 'connection closed by the broker';
-const MQTT_311_FIX = 'set mqtt.protocolVersion to 4 (MQTT 3.1.1); docs/brokers.md';
+// The command, not docs/brokers.md: that file is in the sources only, not on a store's Pi.
+const MQTT_311_FIX =
+  'set mqtt.protocolVersion to 4 (MQTT 3.1.1): sudo printer-agent config set mqtt.protocolVersion 4';
 
 /**
  * Connects once and disconnects; the reason names what failed, never a credential. A broker that

@@ -9,6 +9,7 @@
  * logged and tried again later, never an unhandled rejection that would end the daemon.
  */
 import { type AgentError, errorMessage, isAgentError } from '../errors.js';
+import { faultPoint } from '../jobs/fault-points.js';
 import type { JobStore } from '../jobs/store.js';
 import type { Logger } from '../logging.js';
 import { type AgentStatus, lastWill } from '../protocol/print-protocol.js';
@@ -43,6 +44,11 @@ export class Reporter {
   private stopped = false;
   private wake: NodeJS.Immediate | null = null;
   private sweepTimer: NodeJS.Timeout | null = null;
+  private statusOut: () => void = () => {};
+  /** Resolves once a status has been published (the broker took the first `online`). */
+  readonly firstStatus = new Promise<void>((resolve) => {
+    this.statusOut = resolve;
+  });
   /**
    * Woken by the store's commits, the drain runs after the code that committed has gone on (the
    * spooler sends its bytes first: publishing is off the print's path, issue 16), and once for
@@ -122,6 +128,7 @@ export class Reporter {
         retain: true,
       });
       this.lastStatus = key;
+      this.statusOut();
     } catch (error) {
       this.log.warn({ err: errorMessage(error) }, 'status not published');
     }
@@ -155,6 +162,7 @@ export class Reporter {
                 { retain: entry.kind === 'status' },
               );
               published = entry.id;
+              faultPoint('outbox-after-publish');
             }
           } finally {
             if (published > 0) {

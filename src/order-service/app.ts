@@ -6,7 +6,8 @@
  * Every request goes through the same steps: Content-Type, body size, JSON nesting depth (body and
  * param), envelope (2.1), signature with the app's registered key, storeKey among the app's
  * stores, and only then the param schema (protocol's `openEnvelope`, which never parses
- * unauthenticated param). Every answer is signed (`X-Signature`, print-protocol v1.1 §8), and the
+ * unauthenticated param). Every answer is signed (`X-Signature`, print-protocol v1.1 §8; bound to
+ * the request when it carries `X-Request-Nonce`, v1.2 §10: response-signature.ts), and the
  * HTTP server cuts off slow and idle clients and caps connections, in all and per client address
  * (§9).
  */
@@ -17,6 +18,7 @@ import Fastify, {
   type FastifyHttpOptions,
   type FastifyInstance,
   type FastifyReply,
+  type FastifyRequest,
 } from 'fastify';
 import { AgentError, errorMessage, isAgentError } from '../errors.js';
 import type { Logger } from '../logging.js';
@@ -30,7 +32,7 @@ import {
   openEnvelope,
   type QueryParams,
   queryParamsSchema,
-  RESPONSE_SIGNATURE_HEADER,
+  REQUEST_NONCE_HEADER,
   type RsaKey,
   type SignatureScheme,
   tooDeep,
@@ -217,9 +219,19 @@ export function buildApp(
 
   // print-protocol v1.1 §8: every body sent is signed over its exact bytes. Registered first, so
   // it signs what the handlers made; fastify has serialized objects to a string by now.
-  app.addHook('onSend', async (_request, reply, payload) => {
+  /** The store each request was authenticated for: what a version 2 signature binds to. */
+  const answeredFor = new WeakMap<FastifyRequest, string>();
+  // v1.2 §10: bound to the request (its nonce, target and store) when it carries a nonce.
+  app.addHook('onSend', async (request, reply, payload) => {
     if (typeof payload === 'string' || payload instanceof Uint8Array)
-      reply.header(RESPONSE_SIGNATURE_HEADER, signer.sign(payload));
+      reply.headers(
+        signer.headers(payload, {
+          method: request.method,
+          url: request.raw.url ?? request.url,
+          nonce: request.headers[REQUEST_NONCE_HEADER],
+          storeId: answeredFor.get(request) ?? '',
+        }),
+      );
     return payload;
   });
 
@@ -282,6 +294,7 @@ export function buildApp(
     const { envelope } = opened;
     const params: CreateParams = opened.param;
     const store = options.registry.store(envelope.appId, envelope.storeKey)!;
+    answeredFor.set(request, store.storeId);
     let outcome: CreateOutcome;
     try {
       outcome = await options.store.createOrder(
@@ -386,6 +399,7 @@ export function buildApp(
     const { envelope } = opened;
     const q: QueryParams = opened.param;
     const store: RegisteredStore = options.registry.store(envelope.appId, envelope.storeKey)!;
+    answeredFor.set(request, store.storeId);
     const result = await options.store.listOrders(
       envelope.appId,
       envelope.storeKey,

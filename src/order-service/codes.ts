@@ -19,11 +19,17 @@ export const RESPONSE_CODES = {
     code: SERVICE_ERROR_CODE,
     message: 'Service error, please contact administrator',
   },
-  /** Body is not a JSON object, or the 2.1 envelope is malformed (field missing, wrong type). */
+  /**
+   * Body is not a JSON object, or the 2.1 envelope is malformed (field missing, wrong type, an
+   * appId with `:`, which print-protocol v1.2 §10 refuses).
+   */
   ENVELOPE_INVALID: { code: 40001, message: 'invalid request envelope' },
   /** `param` is not a JSON object encoded as a string. */
   PARAM_NOT_JSON: { code: 40002, message: 'param is not a JSON object string' },
-  /** `param` breaks a rule of 2.3/2.9/4.2/§8; the message lists `path: rule`. */
+  /**
+   * `param` breaks a rule of 2.3/2.9/4.2/§8, or of print-protocol v1.2 §10 (a look-alike
+   * paymentTransactionId); the message lists `path: rule`.
+   */
   PARAM_INVALID: { code: 40003, message: 'invalid parameter' },
   /** More than one query mode in one request (order-api 4.1 rule 8 leaves it open). */
   QUERY_MODES_MIXED: { code: 40004, message: 'give one query mode per request' },

@@ -7,18 +7,20 @@ import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
 import { AgentError } from '../errors.js';
 import {
+  APP_ID_RULE,
   DEFAULT_MAX_MESSAGE_BYTES,
   DEFAULT_SIGNATURE_SCHEME,
   DEFAULT_TOPIC_PREFIX,
   deriveStoreId,
   describeIssues,
+  isUnambiguousAppId,
   loadKeyFile,
   parseWith,
   type RsaKey,
   SIGNATURE_SCHEMES,
   STORE_KEY_MAX,
 } from '../protocol/index.js';
-import { isPostgresUrl } from './store.js';
+import { isPostgresUrl } from './database-url.js';
 
 const nonEmpty = (max: number) =>
   z
@@ -122,7 +124,8 @@ const tlsSchema = z.object({
 });
 
 const appSchema = z.object({
-  appId: nonEmpty(64),
+  // print-protocol v1.2 §10: a `:` would make two stores' ids (and topics) ambiguous.
+  appId: nonEmpty(64).refine(isUnambiguousAppId, APP_ID_RULE),
   publicKeyFile: nonEmpty(4096),
   stores: z.array(storeSchema).min(1, 'must list at least one store'),
   /** Order callbacks (order-api §6): each created order is POSTed here, signed. */

@@ -3,6 +3,8 @@ export * from './app.js';
 export * from './callbacks.js';
 export * from './codes.js';
 export * from './config.js';
+export * from './database-url.js';
+export * from './open-store.js';
 export * from './order-record.js';
 export * from './outbox.js';
 export * from './print-instruction.js';

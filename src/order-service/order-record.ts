@@ -6,13 +6,13 @@
 import {
   type CreateParams,
   channelName,
-  createParamsSchema,
   DISCOUNT_PROMO,
   DISCOUNT_PWD,
   DISCOUNT_SC,
   multiplyCents,
   type OrderRecord,
   PAYMENT_WAY_OFFLINE,
+  storedCreateParamsSchema,
   sumCents,
 } from '../protocol/index.js';
 import type { RegisteredStore } from './config.js';
@@ -26,8 +26,9 @@ const RECORD_DISCOUNT: Record<number, number> = {
 };
 
 export function storedParams(order: StoredOrder): CreateParams {
-  // Validated before it was stored, so a failure here is a corrupted database: let it throw.
-  return createParamsSchema.parse(JSON.parse(order.rawParam));
+  // Validated before it was stored, so a failure here is a corrupted database: let it throw. An
+  // order stored before v1.2 may hold a look-alike paymentTransactionId (§10): still its record.
+  return storedCreateParamsSchema.parse(JSON.parse(order.rawParam));
 }
 
 export function toOrderRecord(order: StoredOrder, store: RegisteredStore): OrderRecord {
@@ -74,5 +75,6 @@ export function toOrderRecord(order: StoredOrder, store: RegisteredStore): Order
       optionList: [],
     })),
     remark: '',
+    orderType: p.orderType,
   };
 }

@@ -23,26 +23,28 @@
 import pg from 'pg';
 import { AgentError, isAgentError } from '../errors.js';
 import type { QueryMode } from '../protocol/index.js';
+import { describeDatabase } from './database-url.js';
+import type {
+  CallbackEntry,
+  CallbackFor,
+  CallbackResults,
+  CreateOutcome,
+  InstructionFor,
+  ListResult,
+  NewOrder,
+  OrderStore,
+  OutboxEntry,
+  OutboxResults,
+  StoredOrder,
+} from './store.js';
 import {
   CALLBACK_COLUMNS,
-  type CallbackEntry,
-  type CallbackFor,
-  type CallbackResults,
-  type CreateOutcome,
   callbackState,
   createInTransaction,
-  describeDatabase,
-  type InstructionFor,
-  type ListResult,
   listOrdersWith,
-  type NewOrder,
-  type OrderStore,
   OUTBOX_COLUMNS,
-  type OutboxEntry,
-  type OutboxResults,
-  type StoredOrder,
   sqlCreateTransaction,
-} from './store.js';
+} from './store-sql.js';
 
 /** Advisory lock keys: the schema's (one bigint), and the stores' space (int4 pairs). */
 const SCHEMA_LOCK = 7_411_019;

@@ -17,25 +17,27 @@ import { AgentError } from '../errors.js';
 import { keepDatabasePrivate } from '../host/private-file.js';
 import Database from '../host/sqlite.js';
 import type { QueryMode } from '../protocol/index.js';
+import type {
+  CallbackEntry,
+  CallbackFor,
+  CallbackResults,
+  CreateOutcome,
+  InstructionFor,
+  ListResult,
+  NewOrder,
+  OrderStore,
+  OutboxEntry,
+  OutboxResults,
+  StoredOrder,
+} from './store.js';
 import {
   CALLBACK_COLUMNS,
-  type CallbackEntry,
-  type CallbackFor,
-  type CallbackResults,
-  type CreateOutcome,
   callbackState,
   createInTransaction,
-  type InstructionFor,
-  type ListResult,
   listOrdersWith,
-  type NewOrder,
-  type OrderStore,
   OUTBOX_COLUMNS,
-  type OutboxEntry,
-  type OutboxResults,
-  type StoredOrder,
   sqlCreateTransaction,
-} from './store.js';
+} from './store-sql.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS orders (
@@ -142,7 +144,13 @@ export class SqliteOrderStore implements OrderStore {
     const file = path !== ':memory:' && path !== '';
     if (file) keepDatabasePrivate(path, { create: true });
     this.db = new Database(path);
-    if (file) this.db.pragma('journal_mode = WAL');
+    if (file) {
+      this.db.pragma('journal_mode = WAL');
+      // better-sqlite3 builds SQLite with WAL's default sync at NORMAL, which keeps a commit only
+      // until the next checkpoint syncs it: a power cut then took back creates already answered
+      // (issue 39, found by the power-cut loop). FULL syncs each commit before the answer.
+      this.db.pragma('synchronous = FULL');
+    }
     this.db.exec(SCHEMA);
     migrate(this.db);
   }

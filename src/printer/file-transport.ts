@@ -9,6 +9,7 @@
 import { constants } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { isatty } from 'node:tty';
 import { AgentError, errorMessage } from '../errors.js';
 import { BaseTransport } from './transport.js';
 
@@ -20,6 +21,11 @@ export class FileTransport extends BaseTransport {
   readonly description: string;
   private handle: FileHandle | null = null;
   private polling = false;
+  /**
+   * A read of 0 bytes means "hung up" only on a terminal (a pty whose other side closed). On
+   * usblp it is an empty transfer from the printer (a zero-length packet): no data, not an end.
+   */
+  private eofMeansHangUp = true;
 
   constructor(private readonly path: string) {
     super();
@@ -41,6 +47,7 @@ export class FileTransport extends BaseTransport {
       const code = (cause as NodeJS.ErrnoException).code ?? 'error';
       throw new AgentError('PRINTER_UNREACHABLE', `${this.description}: ${code}`, { cause });
     }
+    this.eofMeansHangUp = isatty(this.handle.fd);
     void this.poll(this.handle);
   }
 
@@ -52,9 +59,12 @@ export class FileTransport extends BaseTransport {
       try {
         const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
         if (bytesRead > 0) this.receive(Uint8Array.prototype.slice.call(buffer, 0, bytesRead));
-        else {
-          // Non-blocking reads say "nothing yet" with EAGAIN; 0 is end of file: the device hung
-          // up (a tty whose other side closed, a printer gone from the bus).
+        else if (!this.eofMeansHangUp) {
+          // usblp: an empty transfer. A printer gone from the bus answers ENODEV instead.
+          await sleep(POLL_MS);
+        } else {
+          // Non-blocking reads say "nothing yet" with EAGAIN; 0 is end of file: the terminal's
+          // other side hung up.
           if (this.handle === handle) this.lost(new Error('end of file: the device hung up'));
           break;
         }

@@ -114,7 +114,9 @@ export class PrinterMonitor extends EventEmitter<MonitorEvents> {
       !previous ||
       previous.state !== condition.state ||
       previous.paper !== condition.paper ||
-      previous.coverOpen !== condition.coverOpen
+      previous.coverOpen !== condition.coverOpen ||
+      // The cash drawer opened or closed (issue 41): the published status follows it.
+      previous.drawerPinHigh !== condition.drawerPinHigh
     ) {
       this.emit('change', condition, previous);
     }

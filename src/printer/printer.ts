@@ -16,6 +16,7 @@
  */
 import { randomInt } from 'node:crypto';
 import { AgentError } from '../errors.js';
+import { askIdentity, emptyAnswers, linkFailure, type PrinterAnswers } from './identify.js';
 import {
   DLE_EOT,
   decodeStatus,
@@ -149,6 +150,17 @@ export class Printer {
   }
 
   private async readStatus(): Promise<PrinterCondition> {
+    const condition = await this.readStatusOnce();
+    // The four replies are four round trips: a fault that changes between them (the cover closed
+    // after n=1 said offline, before n=2 gave the cause; paper loaded with the cover opened
+    // between n=2 and n=4) reads as offline with no cause. Such a read is taken once more; a
+    // printer offline with no cause twice is offline (the forced-offline case), and a printer that
+    // cannot print anyway is all that pays the second read.
+    if (condition.state !== 'offline' || condition.causes.join() !== 'offline') return condition;
+    return this.readStatusOnce();
+  }
+
+  private async readStatusOnce(): Promise<PrinterCondition> {
     if (!this.options.realtimeStatus) return decodeStatus({});
     const bytes: StatusBytes = {};
     bytes.printer = await this.queryOne(1);
@@ -295,6 +307,31 @@ export class Printer {
       cause: 'silent',
       reason: `no ${what} reply within ${this.confirmTimeoutMs} ms`,
     };
+  }
+
+  /**
+   * Asks the printer who it is (`DLE EOT`, then `GS I`: src/printer/identify.ts), whatever the
+   * profile says about status: identification is for a printer whose profile is not known yet.
+   * Never throws for the device: an unreachable printer or a link that drops comes back as
+   * `reachable: false` or a problem line, with whatever was learnt before.
+   */
+  identify(timeoutMs = this.statusTimeoutMs): Promise<PrinterAnswers> {
+    return this.exclusive(async () => {
+      const answers = emptyAnswers(this.transport.description, true);
+      try {
+        await this.ensureOpen();
+      } catch (error) {
+        answers.reachable = false;
+        return linkFailure(answers, error);
+      }
+      try {
+        return await askIdentity(this.transport, timeoutMs, answers);
+      } catch (error) {
+        return linkFailure(answers, error);
+      } finally {
+        this.transport.discardInput();
+      }
+    });
   }
 
   /** Sends a small command (drawer pulse, buzzer) outside any job; never triggered by data. */

@@ -8,8 +8,10 @@
  */
 import type { SerialPort } from 'serialport';
 import { AgentError } from '../errors.js';
-import type { FlowControl } from './printer-url.js';
 import { BaseTransport } from './transport.js';
+
+export const FLOW_CONTROLS = ['none', 'rtscts', 'xonxoff'] as const;
+export type FlowControl = (typeof FLOW_CONTROLS)[number];
 
 export interface SerialOptions {
   path: string;

@@ -214,8 +214,12 @@ export class UsbTransport extends BaseTransport {
           detachError === undefined
             ? ''
             : `; detaching its kernel driver failed: ${errorMessage(detachError)}`;
+        // EBUSY: usbfs gives an interface to one program; say who the usual suspects are.
+        const busy = /\bbusy\b|EBUSY|errno 16\b|os error 16\b/i.test(errorMessage(cause))
+          ? ' (another program has claimed it: a CUPS queue for this printer, or a second printer-agent)'
+          : '';
         throw this.unreachable(
-          `cannot claim interface ${number}: ${errorMessage(cause)}${detach}`,
+          `cannot claim interface ${number}: ${errorMessage(cause)}${busy}${detach}`,
           cause,
         );
       }

@@ -69,8 +69,9 @@ function schemas(): Record<string, JsonSchema> {
       description:
         'A job event (print-protocol §6). Delivery is at least once: count distinct eventIds. ' +
         'jobId is null for a rejected message whose param could not be read; commandId is set ' +
-        'for the answer to a command. reason.code is a code of the README\'s "Error codes" (new ' +
-        'codes may appear).',
+        'for the answer to a command. reason.code is one of the error codes of printer-agent ' +
+        '(error-codes.md, installed as /usr/share/doc/printer-agent/error-codes.md; new codes may ' +
+        'appear).',
     },
     AgentStatus: {
       ...toJsonSchema(online, o),

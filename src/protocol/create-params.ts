@@ -28,6 +28,7 @@ import {
   charCount,
   code,
   contractFacts,
+  identifier,
   int,
   text,
   typeError,
@@ -107,7 +108,8 @@ const createParamsObject = z.object({
   userAddress: optText(L.userAddress),
   customPrintContext: customPrintContext.nullish(),
   paymentChannel: optText(L.paymentChannel),
-  paymentTransactionId: text(L.paymentTransactionId.min, L.paymentTransactionId.max),
+  // print-protocol v1.2 §10: the create's identity (v1.1 §9), so no look-alike of another one.
+  paymentTransactionId: identifier(L.paymentTransactionId.min, L.paymentTransactionId.max),
   paymentAmount: amount(),
   discountAmount: amount(),
   discountType: code(CREATE_DISCOUNT_TYPE, { lenient: true }).nullish(),
@@ -176,6 +178,17 @@ export const createParamsSchema = withCompiledTwin(
   }),
   createParamsTwin,
 );
+
+/**
+ * The create parameters of an order the service stored, read back for its query records: the same
+ * rules but for v1.2 §10's on `paymentTransactionId`, which an order stored before v1.2 may break
+ * and which stays its identity. Never for what arrives.
+ */
+export const storedCreateParamsSchema = createParamsObject
+  .extend({
+    paymentTransactionId: text(L.paymentTransactionId.min, L.paymentTransactionId.max),
+  })
+  .superRefine(checkConditionalRules);
 
 /** Create parameters as the merchant may send them (numeric strings allowed where tolerated). */
 export type CreateParamsInput = z.input<typeof createParamsSchema>;

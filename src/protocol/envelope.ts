@@ -19,6 +19,7 @@ import {
   signParam,
   verifyParam,
 } from './signing.js';
+import { appIdSchema } from './store-id.js';
 import { describeIssues, parseWith, text, typeError } from './validation.js';
 
 export const STORE_KEY_MAX = 100;
@@ -31,7 +32,7 @@ const requiredString = () => z.string({ error: typeError('a string') }).min(1, '
  */
 export const requestEnvelopeSchema = z
   .object({
-    appId: text(1, 64),
+    appId: appIdSchema,
     storeKey: text(1, STORE_KEY_MAX).optional(),
     restaurantKey: text(1, STORE_KEY_MAX).optional(),
     param: requiredString(),

@@ -8,6 +8,7 @@ export * from './order-record.js';
 export * from './param-schemas.js';
 export * from './print-protocol.js';
 export * from './query.js';
+export * from './response-binding.js';
 export * from './signing.js';
 export * from './store-id.js';
 export * from './time.js';

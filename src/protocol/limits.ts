@@ -2,7 +2,7 @@
  * The one set of limits both sides enforce (print-protocol v1.1 §9 "limits agree end to end"):
  * the reference order service refuses a create that breaks one, and the agent refuses (or, for
  * paper length, cuts and reports) what breaks the same bound. Each number is written once, here,
- * and documented in docs/decisions.md and the README.
+ * and documented in docs/decisions.md and docs/protocol.md.
  */
 
 /**

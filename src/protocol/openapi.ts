@@ -23,6 +23,11 @@ import { SUCCESS_CODE } from './envelope.js';
 import { MAX_JSON_DEPTH } from './limits.js';
 import { orderRecordSchema } from './order-record.js';
 import { queryParamsSchema, queryResultSchema } from './query.js';
+import {
+  REQUEST_NONCE_HEADER,
+  RESPONSE_SIGNATURE_CONTEXT,
+  RESPONSE_SIGNATURE_VERSION_HEADER,
+} from './response-binding.js';
 import { RESPONSE_SIGNATURE_HEADER } from './signing.js';
 
 export interface ResponseCodeEntry {
@@ -45,6 +50,12 @@ const schemaRef = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 
 /** As the code spells it (lower case); HTTP header names are case-insensitive. */
 const SIGNATURE_HEADER = RESPONSE_SIGNATURE_HEADER;
+const VERSION_HEADER = RESPONSE_SIGNATURE_VERSION_HEADER;
+/** The signature headers of every answer. */
+const SIGNATURE_HEADERS = {
+  [SIGNATURE_HEADER]: { $ref: '#/components/headers/Signature' },
+  [VERSION_HEADER]: { $ref: '#/components/headers/SignatureVersion' },
+};
 
 function responseCodeTable(codes: Readonly<Record<string, ResponseCodeEntry>>): string {
   const rows = Object.entries(codes)
@@ -151,7 +162,7 @@ function components(options: OrderApiOptions): Record<string, JsonSchema> {
 }
 
 function responses(success: string, options: OrderApiOptions): JsonSchema {
-  const headers = { [SIGNATURE_HEADER]: { $ref: '#/components/headers/Signature' } };
+  const headers = SIGNATURE_HEADERS;
   const out: JsonSchema = {
     '200': {
       description:
@@ -195,6 +206,7 @@ function operation(
     operationId,
     summary,
     description,
+    parameters: [{ $ref: '#/components/parameters/RequestNonce' }],
     requestBody: {
       required: true,
       content: { 'application/json': { schema: schemaRef(request) } },
@@ -219,7 +231,9 @@ export function orderApiDocument(options: OrderApiOptions): JsonSchema {
           "with the store's public key registered for the `appId`. The content of `param` is " +
           'described by `contentSchema`; a validator does not look inside the string by itself.',
         `- Every answer is the response envelope, signed: the \`${SIGNATURE_HEADER}\` header is ` +
-          "the service's signature over the exact body bytes (print-protocol v1.1 §8).",
+          "the service's signature over the exact body bytes (print-protocol v1.1 §8), or, to a " +
+          `request with \`${REQUEST_NONCE_HEADER}\`, over the request and the body, bound to it ` +
+          `(\`${VERSION_HEADER}: 2\`, print-protocol v1.2 §10).`,
         '- Refusals are HTTP 200 with the reason in `code`; other statuses are listed per ' +
           'operation. An unknown path or method is HTTP 404 with code 40400.',
         `- Bodies are at most ${options.maxBodyBytes} bytes by default (configurable), and the ` +
@@ -262,7 +276,7 @@ export function orderApiDocument(options: OrderApiOptions): JsonSchema {
           responses: {
             '200': {
               description: 'The OpenAPI document of this service.',
-              headers: { [SIGNATURE_HEADER]: { $ref: '#/components/headers/Signature' } },
+              headers: SIGNATURE_HEADERS,
               content: { 'application/json': { schema: { type: 'object' } } },
             },
           },
@@ -271,13 +285,39 @@ export function orderApiDocument(options: OrderApiOptions): JsonSchema {
     },
     components: {
       schemas: components(options),
+      parameters: {
+        RequestNonce: {
+          name: REQUEST_NONCE_HEADER,
+          in: 'header',
+          required: false,
+          description:
+            'A fresh random value for each request, 16 or more random bytes in base64url ' +
+            '(print-protocol v1.2 §10; the printer agent sends one with every query). The answer ' +
+            `is then signed for this request (\`${VERSION_HEADER}: 2\`). Without one, or with one ` +
+            'that is not base64url of 16+ bytes, the answer is signed over its body alone.',
+          schema: { type: 'string', pattern: '^[A-Za-z0-9_-]{22,128}={0,2}$' },
+        },
+      },
       headers: {
         Signature: {
           description:
-            "The service's signature over the exact bytes of the body: standard base64, the " +
-            'configured scheme, the service private key (print-protocol v1.1 §8).',
+            "The service's signature, standard base64, the configured scheme, the service " +
+            'private key. Version 1 (no version header): over the exact bytes of the body ' +
+            '(print-protocol v1.1 §8). Version 2: over the UTF-8 text ' +
+            `\`"${RESPONSE_SIGNATURE_CONTEXT}\\n" + method + "\\n" + path and query + "\\n" + ` +
+            `nonce + "\\n" + storeId + "\\n"\` followed by the exact bytes of the body; storeId is ` +
+            'the id of the store whose envelope was authenticated, empty when the request was ' +
+            'refused before (print-protocol v1.2 §10).',
           required: true,
           schema: { type: 'string', minLength: 1 },
+        },
+        SignatureVersion: {
+          description:
+            `\`2\` when the request carried a valid \`${REQUEST_NONCE_HEADER}\` and the signature ` +
+            'covers the request as well as the body (print-protocol v1.2 §10); absent when it ' +
+            'covers the body alone.',
+          required: false,
+          schema: { type: 'string', enum: ['2'] },
         },
       },
     },

@@ -6,13 +6,14 @@
 import { z } from 'zod';
 import {
   ORDER_STATUS,
+  ORDER_TYPE,
   PAY_PRODUCT_TYPE,
   PAYMENT_STATUS,
   RECORD_DISCOUNT_TYPE,
   SKU_VARIANT,
 } from './codes.js';
 import { timestamp } from './time.js';
-import { code, int, typeError } from './validation.js';
+import { code, int, refusingLookAlikes, typeError } from './validation.js';
 
 const str = () => z.string({ error: typeError('a string') });
 const optStr = () => str().nullish();
@@ -51,9 +52,15 @@ export const skuSchema = z.object({
   optionList: z.array(optionSchema).nullish(),
 });
 
+/**
+ * A record's orderInnerNo is the orderNo of its jobs: no look-alike of another (print-protocol
+ * v1.2 §10). The spec gives it no length, so none is added here.
+ */
+const orderInnerNo = refusingLookAlikes(str().min(1, 'must not be empty'));
+
 /** 2.5 */
 export const orderRecordSchema = z.object({
-  orderInnerNo: str().min(1, 'must not be empty'),
+  orderInnerNo,
   restaurantNo: str(),
   branchIdentifier: str(),
   orderSerialNumber: int(0, Number.MAX_SAFE_INTEGER),
@@ -84,9 +91,23 @@ export const orderRecordSchema = z.object({
   remark: optStr(),
   lessVat: optMoney(),
   surcharge: optMoney(),
+  /**
+   * Extension beyond order-api 2.5 (issue 40, decision 227): the order's type as created (2.9),
+   * which a record otherwise lacks, so catch-up routes an order as its instruction would. The
+   * reference service sends it; a service that does not leaves the record's type unknown.
+   */
+  orderType: code(ORDER_TYPE).nullish(),
 });
 
 export type OptionItem = z.output<typeof optionItemSchema>;
 export type SkuOption = z.output<typeof optionSchema>;
 export type Sku = z.output<typeof skuSchema>;
+/**
+ * A record this agent already stored, read back to print it: the look-alike rule on orderInnerNo
+ * is for what arrives (decision 238).
+ */
+export const storedOrderRecordSchema = orderRecordSchema.extend({
+  orderInnerNo: str().min(1, 'must not be empty'),
+});
+
 export type OrderRecord = z.output<typeof orderRecordSchema>;

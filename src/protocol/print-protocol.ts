@@ -4,10 +4,10 @@
  * create-parameter schema.
  */
 import { z } from 'zod';
-import { createParamsSchema, createParamsTwin } from './create-params.js';
+import { createParamsSchema, createParamsTwin, storedCreateParamsSchema } from './create-params.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from './limits.js';
 import { timestamp } from './time.js';
-import { int, text, typeError, withCompiledTwin } from './validation.js';
+import { identifier, int, text, typeError, withCompiledTwin } from './validation.js';
 
 export const PROTOCOL_VERSION = 'v1';
 export const DEFAULT_TOPIC_PREFIX = 'printer-agent/v1';
@@ -25,7 +25,8 @@ export function topics(prefix: string, storeId: string) {
   } as const;
 }
 
-const id = () => text(1, 64);
+/** jobId, orderNo, commandId: no look-alike of another (print-protocol v1.2 §10). */
+const id = () => identifier(1, 64);
 const printerRole = () =>
   z
     .string({ error: 'must be a string' })
@@ -58,6 +59,22 @@ const instructionTwinShape = { ...instructionShape, order: createParamsTwin };
 export const printInstructionSchema = withCompiledTwin(
   z.object(instructionShape),
   z.object(instructionTwinShape),
+);
+
+/**
+ * An instruction this agent already stored, read back to print it: v1.2 §10's look-alike rule
+ * (ids, `paymentTransactionId`) is a rule for what arrives, and a paid order acknowledged before
+ * the upgrade that brought it must still print (decision 238).
+ */
+const storedShape = {
+  ...instructionShape,
+  jobId: text(1, 64),
+  orderNo: text(1, 64),
+  order: storedCreateParamsSchema,
+};
+export const storedInstructionSchema = withCompiledTwin(
+  z.object(storedShape),
+  z.object(storedShape),
 );
 export type PrintInstruction = z.output<typeof printInstructionSchema>;
 export type PrintInstructionInput = z.input<typeof printInstructionSchema>;
@@ -169,6 +186,12 @@ export const printerStatusSchema = z.object({
   state: z.enum(PRINTER_STATES),
   paper: z.enum(['ok', 'near-end', 'out', 'unknown']),
   coverOpen: z.boolean().nullable(),
+  /**
+   * The cash drawer's sensor, kick-out connector pin 3 (`DLE EOT 1` bit 2): whether it reads high;
+   * null when the printer does not report it; absent from older agents. Which level means open
+   * depends on the drawer (many printers read high with no drawer attached).
+   */
+  drawerPinHigh: z.boolean().nullable().optional(),
   queue: z.object({
     pending: int(0, Number.MAX_SAFE_INTEGER),
     oldestPendingSec: int(0, Number.MAX_SAFE_INTEGER),

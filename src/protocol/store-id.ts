@@ -1,4 +1,23 @@
 import { createHash, createHmac } from 'node:crypto';
+import { contractFacts, text } from './validation.js';
+
+/**
+ * print-protocol v1.2 §10: an appId holds no `:`, the separator of the store id's input, so no two
+ * (appId, storeKey) pairs derive the same id (`a:b` + `c` and `a` + `b:c` would).
+ */
+export const APP_ID_RULE = "must not contain ':' (the store id is sha256(appId:storeKey))";
+
+/** Whether `appId` keeps the store id unambiguous (`APP_ID_RULE`). */
+export function isUnambiguousAppId(appId: string): boolean {
+  return !appId.includes(':');
+}
+
+/**
+ * An appId as the service, the agent's config and every envelope take it: 1 to 64 characters
+ * (order-api 2.1), no `:`.
+ */
+export const appIdSchema = text(1, 64).refine(isUnambiguousAppId, APP_ID_RULE);
+contractFacts.add(appIdSchema, { minLength: 1, maxLength: 64, pattern: '^[^:]*$' });
 
 /**
  * print-protocol §1: the store's id on the broker, the first 16 hex digits of

@@ -45,6 +45,60 @@ export function text(min: number, max: number) {
   return schema;
 }
 
+/**
+ * print-protocol v1.2 §10, look-alike identifiers: what an identifier may hold, as an ECMAScript
+ * pattern with the `u` flag (the contract documents state it as is). No control, format,
+ * surrogate or invisible character (Unicode categories Cc, Cf, Cs; Default_Ignorable_Code_Point,
+ * e.g. U+3164 HANGUL FILLER, variation selectors), no separator but U+0020 (Z: every other white
+ * space is Cc or Z), and U+0020 neither first nor last. `TX-1`, `TX-1 ` and `TX-1` + U+200B print
+ * the same, so only the first is an identifier; comparison stays exact (case is kept).
+ */
+export const IDENTIFIER_PATTERN =
+  '^(?! )(?:[^\\p{Cc}\\p{Cf}\\p{Cs}\\p{Z}\\p{Default_Ignorable_Code_Point}]| (?!$))*$';
+const IDENTIFIER = new RegExp(IDENTIFIER_PATTERN, 'u');
+/** Printable ASCII, no space at either end: nearly every identifier, without the Unicode tables. */
+const PLAIN_ASCII_IDENTIFIER = /^[!-~](?:[ -~]*[!-~])?$/;
+const REFUSED_CHARACTER = /[\p{Cc}\p{Cf}\p{Cs}\p{Z}\p{Default_Ignorable_Code_Point}]/u;
+
+/**
+ * The one test of print-protocol v1.2 §10 (look-alike identifiers), for the service and the agent
+ * alike: null when `value` may be an identifier (`paymentTransactionId`, `orderNo`, `jobId`), else
+ * the rule it breaks, naming the first offending character (`must not contain ... (U+200B at
+ * character 5)`).
+ */
+export function identifierProblem(value: string): string | null {
+  if (PLAIN_ASCII_IDENTIFIER.test(value) || IDENTIFIER.test(value)) return null;
+  let at = 0;
+  for (const ch of value) {
+    at++;
+    if (ch !== ' ' && REFUSED_CHARACTER.test(ch)) {
+      const cp = ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0');
+      return `must not contain control, format or invisible characters, nor white space other than a plain space (U+${cp} at character ${at})`;
+    }
+  }
+  return 'must not start or end with white space';
+}
+
+/**
+ * `schema` (a string's) that also refuses look-alike identifiers (`identifierProblem`); `facts`
+ * are its other contract facts (they belong to one schema object, so they are given again).
+ */
+export function refusingLookAlikes(schema: z.ZodString, facts: Record<string, unknown> = {}) {
+  const refusing = schema.refine((value) => identifierProblem(value) === null, {
+    error: (issue) => identifierProblem(String(issue.input)) ?? 'must be an identifier',
+  });
+  contractFacts.add(refusing, { ...facts, pattern: IDENTIFIER_PATTERN });
+  return refusing;
+}
+
+/**
+ * An identifier of `min` to `max` characters that cannot pass for another on paper
+ * (print-protocol v1.2 §10).
+ */
+export function identifier(min: number, max: number) {
+  return refusingLookAlikes(text(min, max), { minLength: min, maxLength: max });
+}
+
 /** An integer between `min` and `max` inclusive. */
 export function int(min: number, max: number) {
   const range = `must be between ${min} and ${max}`;

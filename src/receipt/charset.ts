@@ -78,12 +78,19 @@ export interface MappedText {
   unprintable: string[];
 }
 
+/** What the raster fonts can draw (`LineRasterizer`). */
+export interface DrawableCharacters {
+  /** Whether a font has `ch`: drawing one none has prints an empty box (issue 42 item 13). */
+  covers(ch: string): boolean;
+}
+
 export interface CharsetOptions {
   /**
    * Lines can be drawn as raster images (a rasterizer with fonts is there): a character the
-   * printer cannot print from its fonts stays in the text, and its line is drawn (`drawn`).
+   * printer cannot print from its fonts stays in the text, and its line is drawn (`drawn`), if
+   * the fonts have it (`DrawableCharacters`; `true`: any character). One they lack is `?`.
    */
-  raster?: boolean;
+  raster?: boolean | DrawableCharacters | null;
 }
 
 export interface Charset {
@@ -188,7 +195,10 @@ function userDefinedFor(profile: PrinterProfile): ReadonlyMap<string, UserDefine
  * object), and a charset holds nothing of a job: its only state is the cache of which wide
  * characters GB18030 has, one boolean per wide character ever printed (a menu's few hundred).
  */
-const charsets = new WeakMap<PrinterProfile, { plain?: Charset; raster?: Charset }>();
+const charsets = new WeakMap<
+  PrinterProfile,
+  { plain?: Charset; raster?: Charset; fonts?: WeakMap<DrawableCharacters, Charset> }
+>();
 
 export function charsetFor(profile: PrinterProfile, options: CharsetOptions = {}): Charset {
   let byMode = charsets.get(profile);
@@ -196,7 +206,17 @@ export function charsetFor(profile: PrinterProfile, options: CharsetOptions = {}
     byMode = {};
     charsets.set(profile, byMode);
   }
-  const mode = options.raster === true ? 'raster' : 'plain';
+  const raster = options.raster ?? false;
+  if (typeof raster === 'object') {
+    byMode.fonts ??= new WeakMap();
+    let charset = byMode.fonts.get(raster);
+    if (!charset) {
+      charset = buildCharset(profile, options);
+      byMode.fonts.set(raster, charset);
+    }
+    return charset;
+  }
+  const mode = raster ? 'raster' : 'plain';
   byMode[mode] ??= buildCharset(profile, options);
   return byMode[mode];
 }
@@ -223,8 +243,13 @@ function buildCharset(profile: PrinterProfile, options: CharsetOptions): Charset
     return ok;
   };
   // Space and controls never need drawing (the sanitizer removed controls before layout).
+  const raster = options.raster ?? false;
   const drawn = (ch: string) =>
-    options.raster === true && ch > ' ' && !inCodepage(ch) && !isCjk(ch);
+    raster !== false &&
+    ch > ' ' &&
+    !inCodepage(ch) &&
+    !isCjk(ch) &&
+    (raster === true || raster.covers(ch));
   return {
     codepage,
     userDefined,

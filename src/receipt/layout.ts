@@ -261,6 +261,11 @@ export function printMarkings(sheet: Sheet, markings: ReceiptMarkings = {}): voi
   }
   if (m.possibleDuplicate) sheet.text(' POSSIBLE DUPLICATE ', { style: MARK, align: 'center' });
   if (m.late) sheet.text(' LATE ', { style: MARK, align: 'center' });
+  if (m.lateOrder) {
+    // Staff must not take a days-old order for a new one: when it was placed, and how long ago.
+    sheet.text(`placed ${m.lateOrder.placed}`, { style: BOLD, align: 'center' });
+    sheet.text(m.lateOrder.ago, { style: BOLD, align: 'center' });
+  }
   if (m.reprint || m.possibleDuplicate || m.late) sheet.blank();
 }
 

@@ -65,6 +65,11 @@ export interface ReceiptMarkings {
   reprint?: { count: number; originalTime: string };
   possibleDuplicate?: boolean;
   late?: boolean;
+  /**
+   * Late by the order's own time (print-protocol v1.2 §10): when it was placed (`yyyy-MM-dd
+   * HH:mm`, service time) and how long ago (`3 days ago`). Comes with `late`.
+   */
+  lateOrder?: { placed: string; ago: string };
 }
 
 export interface Receipt {

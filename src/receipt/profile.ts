@@ -53,7 +53,18 @@ export const profileSchema = z.object({
   cutter: z.enum(['partial', 'full', 'none']),
   /** Lines to feed before tearing off, on models without a cutter. */
   tearFeedLines: z.number().int().min(0).max(20).default(4),
+  /** Whether the model has a drawer kick-out connector (`ESC p`). */
   drawer: z.boolean(),
+  /**
+   * The kick-out pulse (`ESC p`, 2 ms units, 2 to 510 ms): how long the pin is driven, then the
+   * pause after it; absent: 100 ms and 500 ms, which most drawer solenoids open with.
+   */
+  drawerPulse: z
+    .object({
+      onMs: z.number().int().min(2).max(510),
+      offMs: z.number().int().min(2).max(510),
+    })
+    .optional(),
   qr: z.boolean(),
   /** How a job is confirmed: `GS ( H` process id, `GS r 1` status after the data, or not at all. */
   confirm: z.enum(['process-id', 'status', 'none']),
@@ -74,6 +85,24 @@ export const profileSchema = z.object({
     })
     .nullable()
     .default(null),
+  /**
+   * Who a printer of this model says it is (`GS I`, issue 41): what `printers identify` matches
+   * to propose this profile, and what the emulator answers when it plays this profile. Absent on
+   * the generic profiles: they stand for many models, none of which names them.
+   */
+  identity: z
+    .object({
+      /** The `GS I 66` answer, e.g. `EPSON`. */
+      manufacturer: z.string().min(1).max(40),
+      /** The `GS I 67` answer, e.g. `TM-T20III`. */
+      model: z.string().min(1).max(40),
+      /** A `GS I 65` answer of this model: the emulator's; firmware never decides the match. */
+      firmware: z.string().min(1).max(40).optional(),
+      /** The `GS I 1` model ID byte, where known (clones copy it: never decides the match). */
+      modelId: z.number().int().min(0).max(0x6f).optional(),
+    })
+    .strict()
+    .optional(),
 });
 
 export type PrinterProfile = z.output<typeof profileSchema>;

@@ -11,12 +11,19 @@
  * Unifont, which covers every character of the Basic Multilingual Plane in 5 MB. Without any of
  * them there is no rasterizer and the layout falls back to `?` with a warning, as before.
  *
+ * resvg draws a character none of the fonts has as an empty box, silently: the charset asks
+ * `covers` first (the fonts' cmaps, font-coverage.ts), so such a character prints as `?` with the
+ * job's warning, and the rasterizer announces it once (`missing`) for the journal and the status
+ * (issue 42 item 13).
+ *
  * All raster lines of one receipt are drawn in one render: resvg parses its fonts per render, and
  * on a Pi that costs more than the drawing.
  */
+import { EventEmitter } from 'node:events';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { Resvg as ResvgClass } from '@resvg/resvg-js';
+import { FontCoverage } from './font-coverage.js';
 
 let Resvg: typeof ResvgClass | undefined;
 
@@ -46,8 +53,14 @@ export interface RasterGeometry {
   columns: number;
 }
 
+/** A font family and the files that may hold it. */
+export interface FontCandidate {
+  family: string;
+  files: readonly string[];
+}
+
 /** The system fonts tried, in fallback order; the first family found is the default. */
-const FONT_CANDIDATES: ReadonlyArray<{ family: string; files: readonly string[] }> = [
+export const SYSTEM_FONTS: readonly FontCandidate[] = [
   {
     family: 'DejaVu Sans',
     files: [
@@ -59,6 +72,30 @@ const FONT_CANDIDATES: ReadonlyArray<{ family: string; files: readonly string[] 
   { family: 'Unifont', files: ['/usr/share/fonts/opentype/unifont/unifont.otf'] },
 ];
 
+/** The packages that bring fonts for what DejaVu lacks, for messages. */
+export const FONT_PACKAGES = 'fonts-unifont (every character of the BMP) or fonts-noto-cjk';
+
+/**
+ * Characters drawn as nothing whatever the font (joiners, variation selectors, the BOM): fonts
+ * often leave them out of the cmap, and shaping uses them without a glyph.
+ */
+const IGNORABLE = /^\p{Default_Ignorable_Code_Point}$/u;
+
+/**
+ * The warning for a character no raster font has (`missing`): the journal's line and the status's
+ * FONT_MISSING, once per agent run.
+ */
+export function fontMissing(ch: string): { code: 'FONT_MISSING'; message: string } {
+  const cp = `U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+  return {
+    code: 'FONT_MISSING',
+    message: `no installed font has ${cp} (${ch}): characters the fonts lack print as '?' (install ${FONT_PACKAGES})`,
+  };
+}
+
+/** Characters remembered as missing, for the `missing` event: a bound on a hostile stream. */
+const MISSING_KEPT = 256;
+
 /** Dots of a body-font line: font A is 12 x 24 on every profile we ship. */
 const LINE_DOTS = 24;
 
@@ -69,23 +106,36 @@ const LINE_DOTS = 24;
  */
 const CACHED_LINES = 256;
 
-export class LineRasterizer {
+export interface LineRasterizerEvents {
+  /**
+   * A character none of the fonts has was asked for (it prints as `?`): once per character, the
+   * first few hundred.
+   */
+  missing: [ch: string];
+}
+
+export class LineRasterizer extends EventEmitter<LineRasterizerEvents> {
   /** Drawn lines by their pieces and geometry (`lineKey`), in least recently used order. */
   private readonly cache = new Map<string, BitImage>();
   private drawn = 0;
+  /** The fonts' characters, read at the first question (most receipts never ask). */
+  private coverage: FontCoverage | null = null;
+  private readonly missing = new Set<string>();
 
   private constructor(
     private readonly families: readonly string[],
     private readonly files: readonly string[],
     private readonly cachedLines: number,
-  ) {}
+  ) {
+    super();
+  }
 
   /**
    * The rasterizer over the fonts this system has, or null when it has none of them.
    * `cachedLines`: how many drawn lines to keep (tests make it small).
    */
   static fromSystem(
-    candidates = FONT_CANDIDATES,
+    candidates: readonly FontCandidate[] = SYSTEM_FONTS,
     options: { cachedLines?: number } = {},
   ): LineRasterizer | null {
     const found = candidates
@@ -107,6 +157,30 @@ export class LineRasterizer {
   /** The font families in use, for `doctor` and the test page. */
   get fonts(): readonly string[] {
     return this.families;
+  }
+
+  /**
+   * Whether one of the fonts has `ch` (a whole character, not a UTF-16 unit), so that drawing it
+   * prints it rather than an empty box. A font file that cannot be read covers nothing.
+   */
+  covers(ch: string): boolean {
+    const cp = ch.codePointAt(0);
+    if (cp === undefined || IGNORABLE.test(ch)) return true;
+    this.coverage ??= FontCoverage.union(
+      this.files.map((file) => {
+        try {
+          return FontCoverage.read(file);
+        } catch {
+          return FontCoverage.EMPTY;
+        }
+      }),
+    );
+    if (this.coverage.has(cp)) return true;
+    if (this.missing.size < MISSING_KEPT && !this.missing.has(ch)) {
+      this.missing.add(ch);
+      this.emit('missing', ch);
+    }
+    return false;
   }
 
   /**

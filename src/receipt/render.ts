@@ -66,7 +66,7 @@ export function toReceipt(source: ReceiptSource): Receipt {
 function prepare(input: RenderInput) {
   const receipt = toReceipt(input.source);
   const rasterizer = input.options.rasterizer ?? null;
-  const charset = charsetFor(input.profile, { raster: rasterizer !== null });
+  const charset = charsetFor(input.profile, { raster: rasterizer });
   const doc = input.document ?? { layout: 'receipt' };
   const layout =
     doc.layout === 'kitchen'
@@ -151,7 +151,7 @@ export function renderTestPage(
   agentVersion: string,
 ): Omit<Rendered, 'receipt'> {
   const rasterizer = options.rasterizer ?? null;
-  const charset = charsetFor(profile, { raster: rasterizer !== null });
+  const charset = charsetFor(profile, { raster: rasterizer });
   const layout = layoutTestPage({ profile, charset, options, agentVersion });
   return {
     layout,

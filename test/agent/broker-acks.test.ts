@@ -9,10 +9,10 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { after, before, describe, it } from 'node:test';
 import mqtt from 'mqtt';
+import { Mosquitto, skipWithoutMosquitto } from '../../harness/mosquitto.js';
+import { waitFor } from '../../harness/waiting.js';
 import { createLogger } from '../../src/logging.js';
 import { type Disposition, MqttConnection, RECEIVE_MAXIMUM } from '../../src/mqtt/connection.js';
-import { Mosquitto, skipWithoutMosquitto } from '../helpers/mosquitto.js';
-import { waitFor } from '../helpers/waiting.js';
 
 interface Received {
   payload: string;

@@ -5,11 +5,15 @@
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { type AddressInfo, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import mqtt, { type MqttClient } from 'mqtt';
+import { cliEntry } from '../../harness/child-entry.js';
+import { freePort, Mosquitto, skipWithoutMosquitto } from '../../harness/mosquitto.js';
+import { waitFor } from '../../harness/waiting.js';
 import {
   listenTcp,
   renderText,
@@ -21,10 +25,7 @@ import { type JobEvent, topics } from '../../src/protocol/print-protocol.js';
 import { generateKeyPair, parseKey } from '../../src/protocol/signing.js';
 import { deriveStoreId } from '../../src/protocol/store-id.js';
 import { formatTimestamp } from '../../src/protocol/time.js';
-import { cliEntry } from '../helpers/child-entry.js';
 import { ROOT } from '../helpers/cli.js';
-import { Mosquitto, skipWithoutMosquitto } from '../helpers/mosquitto.js';
-import { waitFor } from '../helpers/waiting.js';
 
 const STORE_KEY = 'sk-daemon-secret-5512-never-logged';
 const pair = generateKeyPair();
@@ -213,3 +214,55 @@ for (const protocolVersion of [5, 4] as const) {
     });
   });
 }
+
+describe('printer-agent run: a stop asked while it starts (child process)', () => {
+  it('SIGTERM before the start finished: stops once started, with the store closed, exit 0', async (t) => {
+    // A broker that takes the connection and never answers: the start waits for its first
+    // answer (at most a second) before it opens the local API. The stop is asked in that wait.
+    const held: Socket[] = [];
+    const silent = createServer((socket) => held.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const printer = await listenTcp(new VirtualPrinter({ columns: 48 }), { port: 0 });
+    const dir = mkdtempSync(join(tmpdir(), 'pa-daemon-early-'));
+    t.after(async () => {
+      for (const socket of held) socket.destroy();
+      await new Promise((resolve) => silent.close(resolve));
+      await printer.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
+    writeFileSync(join(dir, 'service-public.pem'), pair.publicPem);
+    writeFileSync(join(dir, 'store-key'), `${STORE_KEY}\n`, { mode: 0o600 });
+    const configPath = join(dir, 'config.json');
+    writeFileSync(
+      configPath,
+      JSON.stringify({
+        appId: 'A-daemon-early',
+        storeKeyFile: join(dir, 'store-key'),
+        mqtt: { url: `mqtt://127.0.0.1:${(silent.address() as AddressInfo).port}` },
+        keys: { servicePublicKeyFile: join(dir, 'service-public.pem') },
+        printers: [{ id: 'receipt', url: printer.address, profile: 'generic-80mm' }],
+        stateDir: join(dir, 'state'),
+        catchUp: { enabled: false },
+        freshness: { clock: 'synchronized' },
+        console: { port: await freePort() },
+      }),
+      { mode: 0o600 },
+    );
+    const child = spawn(process.execPath, [...cliEntry(), 'run', '--config', configPath], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (d: Buffer) => (output += d));
+    child.stderr.on('data', (d: Buffer) => (output += d));
+    const exit = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
+      child.once('exit', (code, signal) => resolve({ code, signal })),
+    );
+    // The broker has the connection: the start is in its wait.
+    await waitFor('the agent connecting', () => held.length > 0, 20_000);
+    child.kill('SIGTERM');
+    assert.deepEqual(await exit, { code: 0, signal: null }, output.slice(-2000));
+    assert.match(output, /asked to stop while starting/);
+    assert.match(output, /"msg":"stopped"/);
+  });
+});

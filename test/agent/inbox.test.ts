@@ -5,22 +5,22 @@
  * while it is not, createTime read in the service's zone, duplicates first.
  */
 import assert from 'node:assert/strict';
+import { dirname } from 'node:path';
 import { describe, it } from 'node:test';
 import { ClockSync } from '../../src/host/clock-sync.js';
-import type { JobStore } from '../../src/jobs/store.js';
-import { createLogger } from '../../src/logging.js';
 import { RECEIVE_MAXIMUM } from '../../src/mqtt/connection.js';
-import { Inbox, type InboxOptions } from '../../src/mqtt/inbox.js';
+import type { InboxOptions } from '../../src/mqtt/inbox.js';
 import {
   buildEnvelope,
   formatTimestamp,
   generateKeyPair,
-  type JobEvent,
-  jobEventSchema,
   parseKey,
+  signBytes,
+  signParam,
   topics,
 } from '../../src/protocol/index.js';
-import { acknowledged, openStore, walCommitCounter } from '../jobs/fixtures.js';
+import { inboxRig } from '../helpers/inbox-rig.js';
+import { walCommitCounter } from '../jobs/fixtures.js';
 
 const pair = generateKeyPair();
 const serviceKey = parseKey(pair.privatePem, 'private');
@@ -31,41 +31,12 @@ const T = topics('printer-agent/v1', STORE_ID);
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 
-function rig(options: Partial<InboxOptions> = {}): {
-  inbox: Inbox;
-  store: JobStore;
-  log: string[];
-  events(): JobEvent[];
-} {
-  const store = openStore('inbox');
-  const log: string[] = [];
-  const inbox = new Inbox(
-    store,
-    {
-      appId: APP_ID,
-      storeKey: STORE_KEY,
-      storeId: STORE_ID,
-      serviceKey: parseKey(pair.publicPem, 'public'),
-      scheme: 'RSA-SHA256',
-      maxBytes: 64 * 1024,
-      topics: T,
-      clock: new ClockSync({ mode: 'synchronized' }),
-      ...options,
-    },
-    { statusRequested: () => {}, storeFault: () => {} },
-    createLogger({ level: 'debug', destination: { write: (line: string) => void log.push(line) } }),
+const rig = (options: Partial<InboxOptions> = {}, stateDir?: string) =>
+  inboxRig(
+    { appId: APP_ID, storeKey: STORE_KEY, storeId: STORE_ID, servicePublicPem: pair.publicPem },
+    options,
+    stateDir,
   );
-  return {
-    inbox,
-    store,
-    log,
-    events: () => {
-      const entries = store.drainOutbox(1000);
-      acknowledged(store, entries);
-      return entries.map((e) => jobEventSchema.parse(e.payload));
-    },
-  };
-}
 
 function instruction(n: number, extra: Record<string, unknown> = {}) {
   return {
@@ -210,6 +181,53 @@ describe('inbox: freshness (print-protocol v1.1 §4)', () => {
     }
   });
 
+  it('clock not known synchronized: older than the newest authenticated order by more than the age is STALE_ORDER, durably (v1.2 §10)', async () => {
+    const clock = new ClockSync({ mode: 'unsynchronized' });
+    await clock.refresh();
+    const r = rig({ clock });
+    const stateDir = dirname(r.store.path);
+    try {
+      // The store's first order has no floor to meet: printed, with the clock warning.
+      await r.inbox.handle(T.print, body(instruction(1, { createTime: ago(6 * DAY) })));
+      await r.inbox.handle(T.print, body(instruction(2, { createTime: ago(0) })));
+      // A genuine instruction 200 days old, replayed: the floor is now, it is refused.
+      await r.inbox.handle(T.print, body(instruction(3, { createTime: ago(200 * DAY) })));
+      // Six days behind the floor is within the age: printed.
+      await r.inbox.handle(T.print, body(instruction(4, { createTime: ago(6 * DAY) })));
+      const events = r.events();
+      assert.deepEqual(
+        events.map((e) => [e.jobId, e.state, e.reason?.code ?? null]),
+        [
+          ['P-1', 'queued', null],
+          ['P-2', 'queued', null],
+          ['P-3', 'failed', 'STALE_ORDER'],
+          ['P-4', 'queued', null],
+        ],
+      );
+      assert.match(
+        events[2]!.reason!.message,
+        /200 days older than the newest order this agent has authenticated .*freshness\.maxAgeDays.*clock is not synchronized/,
+      );
+      assert.deepEqual(
+        events[2]!.warnings?.map((w) => w.code),
+        ['CLOCK_UNSYNCHRONIZED'],
+      );
+    } finally {
+      r.store.close();
+    }
+    // The floor is in the job database: a restart (a power cut, a reboot without NTP) keeps it.
+    const again = rig({ clock }, stateDir);
+    try {
+      await again.inbox.handle(T.print, body(instruction(5, { createTime: ago(30 * DAY) })));
+      assert.deepEqual(
+        again.events().map((e) => [e.jobId, e.state, e.reason?.code ?? null]),
+        [['P-5', 'failed', 'STALE_ORDER']],
+      );
+    } finally {
+      again.store.close();
+    }
+  });
+
   it("createTime is read in the service's zone (catchUp.timeZone, the inbox's timeZone option)", async () => {
     // 25 hours apart: now in Kiritimati (UTC+14) read as Pago Pago time (UTC-11) lies in the
     // future; now in Pago Pago read as Kiritimati time is a day old.
@@ -318,6 +336,66 @@ describe('inbox: the messages of one turn share one commit (decision 211)', () =
       // Logged once committed, and only for what was.
       const queued = r.log.filter((l) => l.includes('instruction queued'));
       assert.equal(queued.length, 2, queued.join('\n'));
+    } finally {
+      r.store.close();
+    }
+  });
+});
+
+describe('one service key signs four kinds of bytes: none passes for another (decision 237)', () => {
+  it('a callback, a catch-up page signed as bytes, a command and an instruction on the wrong topic are rejected, nothing stored', async () => {
+    const r = rig();
+    try {
+      const record = {
+        orderInnerNo: 'O20990101000001',
+        restaurantNo: 'R100',
+        orderSerialNumber: 1,
+        realAmount: 1000,
+        orderStatus: 2,
+        paymentStatus: 2,
+        createTime: ago(60_000),
+        paymentTime: ago(60_000),
+        skuList: [{ skuName: 'Dish', skuPrice: 1000, skuCount: 1 }],
+      };
+      // A v1 catch-up answer's X-Signature is the same RSA signature over the same bytes as an
+      // envelope's `sign` over a param: it transfers, so the param's required fields must refuse.
+      const page = JSON.stringify({
+        code: 10000,
+        message: 'ok',
+        data: { total: 1, pageNum: 1, pageSize: 10, list: [record] },
+      });
+      assert.equal(
+        signBytes(Buffer.from(page), serviceKey),
+        signParam(page, serviceKey),
+        'the signatures transfer',
+      );
+      const envelopeOf = (param: string) =>
+        Buffer.from(
+          JSON.stringify({
+            appId: APP_ID,
+            storeKey: STORE_KEY,
+            param,
+            sign: signBytes(Buffer.from(param), serviceKey),
+          }),
+        );
+      const callback = JSON.stringify({ event: 'order.created', order: record });
+      const command = { storeId: STORE_ID, commandId: 'C-1', type: 'test-print' };
+      const sent: Array<[string, Buffer]> = [
+        [T.print, envelopeOf(page)],
+        [T.command, envelopeOf(page)],
+        [T.print, envelopeOf(callback)],
+        [T.command, envelopeOf(callback)],
+        [T.print, body(command)],
+        [T.command, body(instruction(1))],
+      ];
+      for (const [topic, bytes] of sent) await r.inbox.handle(topic, bytes);
+      const events = r.events();
+      assert.equal(events.length, sent.length);
+      for (const [i, e] of events.entries()) {
+        assert.equal(e.state, 'rejected', `message ${i}: ${JSON.stringify(e)}`);
+        assert.match(e.reason?.code ?? '', /^(PARAM_INVALID|IDENTITY_MISMATCH)$/, `message ${i}`);
+      }
+      assert.equal(r.store.list().length, 0, 'nothing stored');
     } finally {
       r.store.close();
     }

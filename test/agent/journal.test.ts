@@ -4,8 +4,8 @@
  * systemd sets), every line is a readable one with a syslog priority that matches its level
  * (`<6>` a printed job with its order number, `<4>` a printer fault and the job waiting for it,
  * `<3>` a job the printer never confirmed); with the variable naming anything else (inherited by
- * a process whose stdout goes elsewhere), the lines are JSON as configured. Mosquitto and the
- * emulator are real.
+ * a process whose stdout goes elsewhere), the lines are JSON as configured, each naming its room
+ * (issue 42 item 10). Mosquitto and the emulator are real.
  */
 import assert from 'node:assert/strict';
 import { closeSync, fstatSync, openSync, readFileSync } from 'node:fs';
@@ -13,10 +13,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { skipWithoutMosquitto } from '../../harness/mosquitto.js';
+import { waitFor } from '../../harness/waiting.js';
 import type { Ticket } from '../../src/emulator/index.js';
 import { faultSuite, type Json } from '../faults/harness.js';
-import { skipWithoutMosquitto } from '../helpers/mosquitto.js';
-import { waitFor } from '../helpers/waiting.js';
 
 describe('journal lines under systemd (child process)', { skip: skipWithoutMosquitto() }, () => {
   const env = faultSuite();
@@ -123,5 +123,24 @@ describe('journal lines under systemd (child process)', { skip: skipWithoutMosqu
     assert.equal(printed()!.printer, 'receipt');
     assert.equal(journal.text(), '', 'nothing written to the file the variable names');
     await s.stopAgent('SIGTERM');
+
+    // Issue 42 item 10: every line names its room, the agent's own lines (start, the signal, the
+    // stop) included.
+    const records = out
+      .text()
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Json);
+    for (const msg of ['agent started', 'signal received', 'stopping', 'stopped'])
+      assert.ok(
+        records.some((r) => r.msg === msg),
+        `"${msg}" logged`,
+      );
+    const roomless = records.filter((r) => typeof r.room !== 'string' || r.room === '');
+    assert.deepEqual(
+      roomless.map((r) => r.msg),
+      [],
+      'lines without a room',
+    );
   });
 });

@@ -6,26 +6,14 @@
  * and queue orders. Observed from outside: tickets on each emulator's paper and job events.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import mqtt, { type MqttClient } from 'mqtt';
-import { Agent, type AgentSettings } from '../../src/agent.js';
+import { Mosquitto, skipWithoutMosquitto } from '../../harness/mosquitto.js';
+import { waitFor } from '../../harness/waiting.js';
 import type { RoundSummary } from '../../src/catchup/poller.js';
-import {
-  listenTcp,
-  renderText,
-  type TcpEndpoint,
-  type Ticket,
-  VirtualPrinter,
-} from '../../src/emulator/index.js';
-import { createLogger } from '../../src/logging.js';
+import { renderText, type Ticket, VirtualPrinter } from '../../src/emulator/index.js';
 import { MqttPublisher } from '../../src/mqtt/publisher.js';
 import { buildEnvelope } from '../../src/protocol/envelope.js';
-import { type JobEvent, topics } from '../../src/protocol/print-protocol.js';
-import { deriveStoreId } from '../../src/protocol/store-id.js';
-import { receiptOptions } from '../../src/receipt/options.js';
+import type { JobEvent } from '../../src/protocol/print-protocol.js';
 import {
   APP_ID,
   GatedPublisher,
@@ -37,14 +25,10 @@ import {
   testCatchUp,
 } from '../catchup/harness.js';
 import { VirtualClock } from '../catchup/virtual-clock.js';
-import { testAgentBasics, testMqtt } from '../helpers/agent-settings.js';
-import { Mosquitto, skipWithoutMosquitto } from '../helpers/mosquitto.js';
-import { waitFor } from '../helpers/waiting.js';
+import { type AgentRig, startAgentRig } from '../helpers/agent-rig.js';
 
 const MINUTE = 60_000;
 const PREFIX = 'printer-agent/v1';
-const storeId = deriveStoreId(APP_ID, STORE_KEY);
-const t = topics(PREFIX, storeId);
 
 describe('routing: a receipt at the counter, a ticket in the kitchen', {
   skip: skipWithoutMosquitto(),
@@ -53,24 +37,18 @@ describe('routing: a receipt at the counter, a ticket in the kitchen', {
   let broker: Mosquitto;
   const counter = new VirtualPrinter({ columns: 48 });
   const kitchen = new VirtualPrinter({ columns: 48 });
-  let counterEnd: TcpEndpoint;
-  let kitchenEnd: TcpEndpoint;
   let publisher: MqttPublisher;
   let gate: GatedPublisher;
   let service: TestService;
-  let client: MqttClient;
-  let agent: Agent;
-  const events: JobEvent[] = [];
+  let rig: AgentRig;
   /** Every instruction body the service published, by the orderNo inside its param. */
   const published = new Map<string, string>();
   const rounds: RoundSummary[] = [];
 
   const ticketsOf = (printer: VirtualPrinter, orderNo: string): Ticket[] =>
     printer.paper.tickets.filter((ticket) => renderText(ticket).includes(orderNo));
-  /** Distinct events (QoS 1 may deliver one twice) of an order, by eventId. */
-  const eventsOf = (orderNo: string): JobEvent[] => [
-    ...new Map(events.filter((e) => e.orderNo === orderNo).map((e) => [e.eventId, e])).values(),
-  ];
+  /** An order's events, each once (QoS 1 may deliver one twice: the rig keeps one by eventId). */
+  const eventsOf = (orderNo: string): JobEvent[] => rig.events.filter((e) => e.orderNo === orderNo);
   /** The roles that answered `duplicate` for an order, sorted, each once. */
   const duplicateRoles = (orderNo: string): string[] =>
     [
@@ -80,6 +58,8 @@ describe('routing: a receipt at the counter, a ticket in the kitchen', {
           .map((e) => e.printer ?? ''),
       ),
     ].sort();
+  const printedJob = (orderNo: string, jobId: string | null | undefined) =>
+    eventsOf(orderNo).some((e) => e.jobId === jobId && e.state === 'printed');
   const printedOn = (orderNo: string, role: string) =>
     eventsOf(orderNo).some((e) => e.printer === role && e.state === 'printed');
 
@@ -91,8 +71,6 @@ describe('routing: a receipt at the counter, a ticket in the kitchen', {
 
   before(async () => {
     broker = await Mosquitto.start();
-    counterEnd = await listenTcp(counter, { port: 0 });
-    kitchenEnd = await listenTcp(kitchen, { port: 0 });
     publisher = new MqttPublisher({
       url: broker.url,
       topicPrefix: PREFIX,
@@ -103,70 +81,50 @@ describe('routing: a receipt at the counter, a ticket in the kitchen', {
     service = await startService({ clock, publisher: gate });
     await waitFor('the service on the broker', () => publisher.connected, 10_000);
 
-    client = mqtt.connect(broker.url, { protocolVersion: 5, clientId: 'observer-routing' });
-    client.on('error', () => {});
-    client.on('message', (topic, payload) => {
-      if (topic === t.job) events.push(JSON.parse(payload.toString()) as JobEvent);
-      if (topic === t.print) {
+    rig = await startAgentRig({
+      appId: APP_ID,
+      storeKey: STORE_KEY,
+      header: 'Routing Grill',
+      broker,
+      servicePublicKeyFile: SERVICE_PUBLIC_KEY_FILE,
+      printers: [
+        { id: 'counter', emulator: counter, roles: ['receipt'] },
+        { id: 'kitchen', emulator: kitchen, profile: 'generic-80mm-buzzer', roles: ['kitchen'] },
+      ],
+      settings: () => ({
+        routing: [
+          { role: 'receipt', layout: 'receipt', orderTypes: null, items: null, skus: null },
+          {
+            role: 'kitchen',
+            layout: 'kitchen',
+            orderTypes: ['table', 'queue'],
+            items: null,
+            skus: null,
+          },
+        ],
+        catchUp: testCatchUp(service.url, clock),
+      }),
+      logLevel: 'warn',
+      onStart: (agent) => agent.catchUp!.on('round', (s) => rounds.push(s)),
+    });
+    rig.observer.on('message', (topic, payload) => {
+      if (topic === rig.t.print) {
         const param = JSON.parse(JSON.parse(payload.toString()).param) as { orderNo: string };
         published.set(param.orderNo, payload.toString());
       }
     });
-    await new Promise<void>((resolve) => client.once('connect', () => resolve()));
-    await client.subscribeAsync([t.job, t.print], { qos: 1 });
-
-    const dir = mkdtempSync(join(tmpdir(), 'pa-routing-'));
-    const settings: AgentSettings = {
-      appId: APP_ID,
-      storeKey: STORE_KEY,
-      storeId,
-      mqtt: testMqtt(broker.url, storeId),
-      keys: { servicePublicKeyFile: SERVICE_PUBLIC_KEY_FILE, scheme: 'RSA-SHA256' },
-      printers: [
-        {
-          id: 'counter',
-          url: counterEnd.address,
-          profile: 'generic-80mm',
-          roles: ['receipt'],
-          statusIntervalMs: 200,
-        },
-        {
-          id: 'kitchen',
-          url: kitchenEnd.address,
-          profile: 'generic-80mm-buzzer',
-          roles: ['kitchen'],
-          statusIntervalMs: 200,
-        },
-      ],
-      routing: [
-        { role: 'receipt', layout: 'receipt', orderTypes: null, items: null, skus: null },
-        {
-          role: 'kitchen',
-          layout: 'kitchen',
-          orderTypes: ['table', 'queue'],
-          items: null,
-          skus: null,
-        },
-      ],
-      receipt: receiptOptions({ header: ['Routing Grill'] }),
-      ...testAgentBasics(join(dir, 'state')),
-      catchUp: testCatchUp(service.url, clock),
-    };
-    agent = await Agent.start(
-      settings,
-      createLogger({ level: 'warn', secrets: [STORE_KEY], destination: { write: () => {} } }),
+    await rig.observer.subscribeAsync(rig.t.print, { qos: 1 });
+    await waitFor(
+      'the start-up rounds',
+      () => rounds.length >= 1 && !rig.agent.catchUp!.busy,
+      20_000,
     );
-    agent.catchUp!.on('round', (s) => rounds.push(s));
-    await waitFor('the start-up rounds', () => rounds.length >= 1 && !agent.catchUp!.busy, 20_000);
   });
 
   after(async () => {
-    await agent?.stop();
-    await client?.endAsync(true);
+    await rig?.stop();
     await publisher?.close();
     await service?.close();
-    await counterEnd?.close();
-    await kitchenEnd?.close();
     await broker?.stop();
   });
 
@@ -226,7 +184,7 @@ describe('routing: a receipt at the counter, a ticket in the kitchen', {
     );
     const body = published.get(orderNo);
     assert.ok(body, 'the instruction seen on the broker');
-    await client.publishAsync(t.print, body, { qos: 1 });
+    await rig.observer.publishAsync(rig.t.print, body, { qos: 1 });
     // At least once: a redelivery of the copy may answer twice; each role answers.
     await waitFor('a duplicate for each role', () => duplicateRoles(orderNo).length === 2, 20_000);
     assert.deepEqual(duplicateRoles(orderNo), ['kitchen', 'receipt']);
@@ -269,7 +227,7 @@ describe('routing: a receipt at the counter, a ticket in the kitchen', {
       orderNo = await service.create('Kare-kare');
       const from = rounds.length;
       clock.advance(10 * MINUTE);
-      await waitFor('a round', () => rounds.length > from && !agent.catchUp!.busy, 20_000);
+      await waitFor('a round', () => rounds.length > from && !rig.agent.catchUp!.busy, 20_000);
       await waitFor(
         'both printed',
         () => printedOn(orderNo, 'receipt') && printedOn(orderNo, 'kitchen'),
@@ -296,6 +254,76 @@ describe('routing: a receipt at the counter, a ticket in the kitchen', {
     assertNoAmounts(ticketsOf(kitchen, orderNo)[0]!);
   });
 
+  /** A round of catch-up now, over the last minutes (its trailing window). */
+  async function catchUpRound(): Promise<void> {
+    const from = rounds.length;
+    clock.advance(10 * MINUTE);
+    await waitFor('a round', () => rounds.length > from && !rig.agent.catchUp!.busy, 20_000);
+  }
+
+  it('issue 40 item 1: catch-up adds no kitchen ticket the instruction’s routing left out', async () => {
+    const orderNo = await service.create('Lomi', {
+      orderType: 3,
+      deliveryFee: 5_000,
+      packingFee: 1_000,
+    });
+    await waitFor('the receipt over MQTT', () => printedOn(orderNo, 'receipt'), 20_000);
+    await catchUpRound();
+    assert.ok(rounds.at(-1)!.duplicates >= 1, 'the round saw the order');
+    assert.ok(
+      eventsOf(orderNo).every((e) => e.printer === 'receipt'),
+      'no kitchen job',
+    );
+    assert.equal(ticketsOf(kitchen, orderNo).length, 0);
+    assert.equal(ticketsOf(counter, orderNo).length, 1);
+  });
+
+  it('issue 40 item 1: the same orders print the same through MQTT and through catch-up alone', async () => {
+    const kinds = [
+      { name: 'table', param: { orderType: 1 } },
+      { name: 'queue', param: { orderType: 2 } },
+      { name: 'takeout', param: { orderType: 3, deliveryFee: 5_000, packingFee: 1_000 } },
+    ];
+    /** Per order type: [receipts at the counter, tickets in the kitchen]. */
+    const printedBy = async (path: 'mqtt' | 'catch-up') => {
+      const made: Array<[string, string]> = [];
+      gate.open = path === 'mqtt';
+      try {
+        for (const kind of kinds)
+          made.push([kind.name, await service.create(`${path} ${kind.name}`, kind.param)]);
+        if (path === 'catch-up') await catchUpRound();
+        await waitFor(
+          `${path}: every receipt printed`,
+          () => made.every(([, o]) => printedOn(o, 'receipt')),
+          20_000,
+        );
+        // Every job of these orders is queued with its receipt's (one commit): once each job
+        // that was queued has printed, nothing more comes for them.
+        const settled = (o: string) => {
+          const queued = eventsOf(o).filter((e) => e.state === 'queued');
+          return queued.every((q) => printedJob(o, q.jobId));
+        };
+        await waitFor(
+          `${path}: every job printed`,
+          () => made.every(([, o]) => settled(o)),
+          20_000,
+        );
+      } finally {
+        gate.open = true;
+      }
+      return Object.fromEntries(
+        made.map(([kind, o]) => [
+          kind,
+          [ticketsOf(counter, o).length, ticketsOf(kitchen, o).length],
+        ]),
+      );
+    };
+    const viaMqtt = await printedBy('mqtt');
+    const viaCatchUp = await printedBy('catch-up');
+    assert.deepEqual(viaMqtt, { table: [1, 1], queue: [1, 1], takeout: [1, 0] });
+    assert.deepEqual(viaCatchUp, viaMqtt);
+  });
+
   it('a kitchen reprint prints the kitchen ticket again, marked REPRINT', async () => {
     const orderNo = await service.create('Bulalo');
     await waitFor('the kitchen ticket', () => printedOn(orderNo, 'kitchen'), 20_000);
@@ -304,14 +332,14 @@ describe('routing: a receipt at the counter, a ticket in the kitchen', {
       storeKey: STORE_KEY,
       key: serviceSigningKey,
       param: {
-        storeId,
+        storeId: rig.storeId,
         commandId: `C-reprint-${orderNo}`,
         type: 'reprint',
         orderNo,
         printer: 'kitchen',
       },
     });
-    await client.publishAsync(t.command, JSON.stringify(command), { qos: 1 });
+    await rig.observer.publishAsync(rig.t.command, JSON.stringify(command), { qos: 1 });
     await waitFor('two kitchen tickets', () => ticketsOf(kitchen, orderNo).length === 2, 20_000);
     const reprint = renderText(ticketsOf(kitchen, orderNo)[1]!);
     assert.match(reprint, /REPRINT #1/);

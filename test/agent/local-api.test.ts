@@ -5,17 +5,17 @@
  * token over HTTPS), and the Prometheus metrics after N printed jobs, parsed as exposition text.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
+import { freePort, skipWithoutMosquitto } from '../../harness/mosquitto.js';
+import { waitFor } from '../../harness/waiting.js';
 import { faultSuite, type Json } from '../faults/harness.js';
-import { runCliInProcess } from '../helpers/cli.js';
-import { freePort, skipWithoutMosquitto } from '../helpers/mosquitto.js';
+import { runCli, runCliInProcess } from '../helpers/cli.js';
 import { selfSignedCertificate, skipWithoutOpenssl } from '../helpers/test-ca.js';
-import { waitFor } from '../helpers/waiting.js';
 
 /** A raw HTTP request with the headers a browser (or an attacker's page) would send. */
 async function send(
@@ -95,10 +95,53 @@ describe('the local API and the commands that ask the running agent (child proce
       s.events.some((e) => e.jobId?.startsWith('local-test:') && e.state === 'printed'),
     );
 
+    // Loopback is every user and process on the Pi (issue 40 item 4): without a credential, a
+    // change or a receipt unmasked is refused; a masked, read-only view is not.
+    const anonymous = await send(port, '/api/reprint', {
+      method: 'POST',
+      headers: { ...local, 'content-type': 'application/json' },
+      body: JSON.stringify({ orderNo: s.orderNo(1) }),
+    });
+    assert.equal(anonymous.status, 401, JSON.stringify(anonymous.body));
+    assert.equal((anonymous.body.error as Json).code, 'UNAUTHORIZED');
+    for (const [path, method] of [
+      ['/api/test-print', 'POST'],
+      [`/api/jobs/${(status.recent as Json[])[0]!.id}/retry`, 'POST'],
+      [`/api/jobs/${(status.recent as Json[])[0]!.id}/preview.svg?reveal=1`, 'GET'],
+    ] as const) {
+      const refused = await send(port, path, {
+        method,
+        headers: { ...local, 'content-type': 'application/json', authorization: 'Bearer guess' },
+        body: method === 'POST' ? '{}' : undefined,
+      });
+      assert.equal(refused.status, 401, `${method} ${path}: ${JSON.stringify(refused.body)}`);
+    }
+    const masked = await send(port, `/api/jobs/${(status.recent as Json[])[0]!.id}/preview.svg`, {
+      headers: local,
+    });
+    assert.equal(masked.status, 200, 'a masked preview stays open');
+    // A cookie that is not URL-encoded is the client's mistake: 400, nothing at error level.
+    const badCookie = await send(port, '/api/test-print', {
+      method: 'POST',
+      headers: { ...local, 'content-type': 'application/json', cookie: 'printer_agent_token=%' },
+      body: '{}',
+    });
+    assert.equal(badCookie.status, 400, JSON.stringify(badCookie.body));
+    assert.equal((badCookie.body.error as Json).code, 'INPUT_INVALID');
+    // The agent's local token, in its state dir (0600), is what the commands on the Pi send.
+    const tokenFile = join(s.stateDir, 'console-local-token');
+    assert.equal(statSync(tokenFile).mode & 0o777, 0o600);
+    const localToken = readFileSync(tokenFile, 'utf8').trim();
+    assert.ok(!s.output.includes(localToken), 'the local token is never logged');
+
     // A reprint through the API (what the page's button sends), marked REPRINT on paper.
     const reprint = await send(port, '/api/reprint', {
       method: 'POST',
-      headers: { ...local, 'content-type': 'application/json' },
+      headers: {
+        ...local,
+        'content-type': 'application/json',
+        authorization: `Bearer ${localToken}`,
+      },
       body: JSON.stringify({ orderNo: s.orderNo(1) }),
     });
     assert.equal(reprint.status, 202, JSON.stringify(reprint.body));
@@ -118,10 +161,11 @@ describe('the local API and the commands that ask the running agent (child proce
       { 'content-type': 'application/json', origin: 'http://evil.example' },
       { 'content-type': 'application/json', 'sec-fetch-site': 'cross-site' },
     ];
+    // The browser would send the page's cookie with them: refused even so.
     for (const headers of attempts) {
       const refused = await send(port, '/api/test-print', {
         method: 'POST',
-        headers: { ...local, ...headers },
+        headers: { ...local, ...headers, cookie: `printer_agent_token=${localToken}` },
         body: '{}',
       });
       assert.equal(refused.status, 403, JSON.stringify(headers));
@@ -130,7 +174,11 @@ describe('the local API and the commands that ask the running agent (child proce
     // Bad input is named, and a role nobody serves is refused.
     const bad = await send(port, '/api/test-print', {
       method: 'POST',
-      headers: { ...local, 'content-type': 'application/json' },
+      headers: {
+        ...local,
+        'content-type': 'application/json',
+        authorization: `Bearer ${localToken}`,
+      },
       body: JSON.stringify({ role: 'kitchen' }),
     });
     assert.equal(bad.status, 400);
@@ -172,6 +220,16 @@ describe('the local API and the commands that ask the running agent (child proce
     assert.equal(Number(family('printer_agent_broker_connected').metrics[0]!.value), 1);
     assert.equal(s.emulator.tickets().length >= before, true);
     assert.ok(!String(metrics.body.text).includes(s.storeKey), 'no secret in the metrics');
+    // Only the reprint asked for with the token was queued; no request logged an error.
+    const reprints = new Set(
+      s.events.filter((e) => e.jobId?.startsWith('local-reprint:')).map((e) => e.jobId),
+    );
+    assert.equal(reprints.size, 1, [...reprints].join(' '));
+    assert.deepEqual(
+      s.output.split('\n').filter((l) => l.includes('"level":50')),
+      [],
+      'an error-level line',
+    );
     s.assertInvariants({ expected: [s.orderNo(1), s.orderNo(2), s.orderNo(3)] });
   });
 
@@ -250,5 +308,14 @@ describe('the local API and the commands that ask the running agent (child proce
     await waitFor('the warning in the log', () =>
       s.output.includes('wrong tokens from one address: refused for a minute'),
     );
+    // The commands on the Pi send the local token, which wrong tries never lock out (issue 40
+    // item 4): a test page still prints while the address waits. The command as shipped (the
+    // bundle, in a process of its own).
+    const test = runCli(['test-print', '--config', s.configPath]);
+    assert.equal(test.status, 0, test.stderr);
+    await waitFor('the test page on paper', () =>
+      s.ticketTexts().some((t) => t.includes('TEST PAGE')),
+    );
+    assert.equal(await ask({ authorization: `Bearer ${token}` }), 429, 'still waiting');
   });
 });

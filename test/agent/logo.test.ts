@@ -9,173 +9,70 @@
  * - A good logo prints first on the receipt, converted once at start for the printer's width.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import mqtt, { type MqttClient } from 'mqtt';
-import { Agent, type AgentSettings } from '../../src/agent.js';
-import {
-  listenTcp,
-  renderText,
-  type TcpEndpoint,
-  type Ticket,
-  VirtualPrinter,
-} from '../../src/emulator/index.js';
-import { createLogger } from '../../src/logging.js';
+import { writeLogoPng } from '../../harness/logo.js';
+import { skipWithoutMosquitto } from '../../harness/mosquitto.js';
+import { waitFor } from '../../harness/waiting.js';
+import { renderText, type Ticket } from '../../src/emulator/index.js';
 import { buildEnvelope } from '../../src/protocol/envelope.js';
-import { type AgentStatus, type JobEvent, topics } from '../../src/protocol/print-protocol.js';
 import { generateKeyPair, parseKey } from '../../src/protocol/signing.js';
-import { deriveStoreId } from '../../src/protocol/store-id.js';
 import { formatTimestamp } from '../../src/protocol/time.js';
 import type { LogoSettings } from '../../src/receipt/options.js';
-import { receiptOptions } from '../../src/receipt/options.js';
-import { testAgentBasics, testMqtt } from '../helpers/agent-settings.js';
+import { type AgentRig, startAgentRig } from '../helpers/agent-rig.js';
 import { runCliInProcess } from '../helpers/cli.js';
-import { writeLogoPng } from '../helpers/logo.js';
-import { freePort, Mosquitto, skipWithoutMosquitto } from '../helpers/mosquitto.js';
-import { waitFor } from '../helpers/waiting.js';
 
 const APP_ID = 'A-logo';
 const STORE_KEY = 'sk-logo-secret-4410-do-not-leak';
-const STORE_ID = deriveStoreId(APP_ID, STORE_KEY);
 const pair = generateKeyPair();
 const serviceKey = parseKey(pair.privatePem, 'private');
-const t = topics('printer-agent/v1', STORE_ID);
 
-interface Running {
-  agent: Agent;
-  /** A config file naming this agent's local API (and the logo), for `printer-agent status`. */
-  configPath: string;
-  emulator: VirtualPrinter;
-  status: () => AgentStatus | null;
-  events: JobEvent[];
-  logLines: string[];
-  stop(): Promise<void>;
-}
-
-/** Broker, emulator and agent (with its local API) with `logo`, made in a fresh folder. */
-async function start(logo: (dir: string) => LogoSettings): Promise<Running> {
-  const broker = await Mosquitto.start();
-  const consolePort = await freePort();
-  const emulator = new VirtualPrinter({ columns: 48 });
-  const endpoint: TcpEndpoint = await listenTcp(emulator, { port: 0 });
-  const dir = mkdtempSync(join(tmpdir(), 'pa-logo-agent-'));
-  writeFileSync(join(dir, 'service-public.pem'), pair.publicPem);
-  const settings: AgentSettings = {
+/** Broker, emulator and agent (with its local API) with `logo`, one receipt printed. */
+async function start(logo: (dir: string) => LogoSettings): Promise<AgentRig> {
+  const rig = await startAgentRig({
     appId: APP_ID,
     storeKey: STORE_KEY,
-    storeId: STORE_ID,
-    mqtt: testMqtt(broker.url, STORE_ID),
-    keys: { servicePublicKeyFile: join(dir, 'service-public.pem'), scheme: 'RSA-SHA256' },
-    printers: [
-      {
-        id: 'receipt',
-        url: endpoint.address,
-        profile: 'generic-80mm',
-        roles: ['receipt'],
-        statusIntervalMs: 200,
-      },
-    ],
-    receipt: receiptOptions({ header: ['Logo Store'] }),
-    logo: logo(dir),
-    ...testAgentBasics(join(dir, 'state')),
-    console: { host: '127.0.0.1', port: consolePort, hostnames: [], metrics: false },
-  };
-  const configPath = join(dir, 'config.json');
-  writeFileSync(
-    configPath,
-    JSON.stringify({
+    header: 'Logo Store',
+    servicePublicPem: pair.publicPem,
+    console: true,
+    settings: (dir) => ({ logo: logo(dir) }),
+  });
+  await rig.publish(
+    rig.t.print,
+    buildEnvelope({
       appId: APP_ID,
       storeKey: STORE_KEY,
-      mqtt: { url: broker.url },
-      keys: { servicePublicKeyFile: 'service-public.pem' },
-      printers: [{ id: 'receipt', url: endpoint.address, profile: 'generic-80mm' }],
-      receipt: { logo: settings.logo },
-      stateDir: 'state',
-      catchUp: { enabled: false },
-      console: { port: consolePort },
-    }),
-    { mode: 0o600 },
-  );
-  const logLines: string[] = [];
-  const log = createLogger({
-    level: 'debug',
-    secrets: [STORE_KEY],
-    destination: { write: (line: string) => void logLines.push(line) },
-  });
-  const agent = await Agent.start(settings, log);
-  const client: MqttClient = mqtt.connect(broker.url, {
-    protocolVersion: 5,
-    clientId: 'service-logo',
-  });
-  const events: JobEvent[] = [];
-  let status: AgentStatus | null = null;
-  client.on('message', (topic, payload) => {
-    if (topic === t.job) {
-      const event = JSON.parse(payload.toString()) as JobEvent;
-      if (!events.some((e) => e.eventId === event.eventId)) events.push(event);
-    }
-    if (topic === t.status) status = JSON.parse(payload.toString()) as AgentStatus;
-  });
-  await new Promise<void>((resolve) => client.once('connect', () => resolve()));
-  await client.subscribeAsync([t.job, t.status], { qos: 1 });
-  await waitFor('the agent online', () => status?.online === true, 20_000);
-  await client.publishAsync(
-    t.print,
-    JSON.stringify(
-      buildEnvelope({
-        appId: APP_ID,
-        storeKey: STORE_KEY,
-        param: {
-          storeId: STORE_ID,
-          jobId: 'P-LOGO-1',
-          orderNo: 'O-LOGO-1',
-          createTime: formatTimestamp(new Date()),
-          order: {
-            productInfo: [{ productName: 'Adobo plate', price: 18500, quantity: 1 }],
-            orderType: 2,
-            paymentWay: 2,
-            paymentTransactionId: 'M-LOGO-1',
-          },
+      param: {
+        storeId: rig.storeId,
+        jobId: 'P-LOGO-1',
+        orderNo: 'O-LOGO-1',
+        createTime: formatTimestamp(new Date()),
+        order: {
+          productInfo: [{ productName: 'Adobo plate', price: 18500, quantity: 1 }],
+          orderType: 2,
+          paymentWay: 2,
+          paymentTransactionId: 'M-LOGO-1',
         },
-        key: serviceKey,
-      }),
-    ),
-    { qos: 1 },
+      },
+      key: serviceKey,
+    }),
   );
-  await waitFor(
-    'the receipt printed',
-    () => events.some((e) => e.jobId === 'P-LOGO-1' && e.state === 'printed'),
-    15_000,
-  );
-  return {
-    agent,
-    configPath,
-    emulator,
-    status: () => status,
-    events,
-    logLines,
-    async stop() {
-      await client.endAsync();
-      await agent.stop();
-      await endpoint.close();
-      await broker.stop();
-    },
-  };
+  await waitFor('the receipt printed', () => rig.statesOf('P-LOGO-1').includes('printed'), 15_000);
+  return rig;
 }
 
-function receiptTicket(r: Running): Ticket {
+function receiptTicket(r: AgentRig): Ticket {
   const ticket = r.emulator.paper.tickets.find((tk) => renderText(tk).includes('Adobo plate'));
   assert.ok(ticket, 'the receipt is on the paper');
   return ticket;
 }
 
-const logged = (r: Running) =>
+const logged = (r: AgentRig) =>
   r.logLines.map((line) => JSON.parse(line) as Record<string, unknown> & { msg: string });
 
 describe('agent with a logo file that cannot be used', { skip: skipWithoutMosquitto() }, () => {
-  let r: Running;
+  let r: AgentRig;
   let missing: string;
   before(async () => {
     r = await start((dir) => {
@@ -239,7 +136,7 @@ describe('agent with a logo file that cannot be used', { skip: skipWithoutMosqui
 });
 
 describe('agent with a logo file that is not an image', { skip: skipWithoutMosquitto() }, () => {
-  let r: Running;
+  let r: AgentRig;
   let corrupt: string;
   before(async () => {
     r = await start((dir) => {
@@ -281,7 +178,7 @@ describe('agent with a logo file that is not an image', { skip: skipWithoutMosqu
 });
 
 describe('agent with a good logo', { skip: skipWithoutMosquitto() }, () => {
-  let r: Running;
+  let r: AgentRig;
   before(async () => {
     r = await start((dir) => ({ file: writeLogoPng(join(dir, 'logo.png')), align: 'center' }));
   });

@@ -9,9 +9,9 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { after, before, describe, it } from 'node:test';
 import numbers from 'mqtt-packet/numbers.js';
+import { Mosquitto, skipWithoutMosquitto } from '../../harness/mosquitto.js';
 import { createLogger } from '../../src/logging.js';
 import { MqttConnection } from '../../src/mqtt/connection.js';
-import { Mosquitto, skipWithoutMosquitto } from '../helpers/mosquitto.js';
 
 describe('the broker connection and mqtt-packet', { skip: skipWithoutMosquitto() }, () => {
   let broker: Mosquitto;

@@ -24,6 +24,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
+import { storeInstruction, storeJobId, storeOrderNo } from '../../harness/instructions.js';
+import { waitFor } from '../../harness/waiting.js';
 import type { Agent, AgentSettings } from '../../src/agent.js';
 import {
   listenTcp,
@@ -47,9 +49,7 @@ import {
   startBroker,
   type TestBroker,
 } from '../helpers/brokers.js';
-import { storeInstruction, storeJobId, storeOrderNo } from '../helpers/instructions.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
-import { waitFor } from '../helpers/waiting.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'pa-brokers-'));
 process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
@@ -148,9 +148,12 @@ export function conformanceSuite(profile: BrokerProfile): void {
           assert.deepEqual(s.states(1), ['queued', 'printing', 'printed']);
           const gap = s.timeOf(s.queued(1)[0]!) - s.timeOf(s.held()[0]!);
           t.diagnostic(`held -> stored after ${gap} ms (${s.held().length} deliveries held)`);
+          // Half the ack_wait: the gap is between two log lines of the agent, and a busy 2-core
+          // machine logged the first one late (2,181 ms for a 3,000 ms ack_wait, under the date
+          // guard); a redelivery at the reconnect comes within about 1 s.
           if (profile.redeliveryAfterMs !== null)
             assert.ok(
-              gap >= profile.redeliveryAfterMs * 0.8,
+              gap >= profile.redeliveryAfterMs * 0.5,
               `delivered again after ${gap} ms: expected only after ack_wait (${profile.redeliveryAfterMs} ms)`,
             );
         } finally {
@@ -187,7 +190,7 @@ export function conformanceSuite(profile: BrokerProfile): void {
           const gap = s.timeOf(duplicate) - s.timeOf(s.queued(1)[0]!);
           t.diagnostic(`stored -> delivered again after ${gap} ms`);
           if (profile.redeliveryAfterMs !== null)
-            assert.ok(gap >= profile.redeliveryAfterMs * 0.8, `delivered again after ${gap} ms`);
+            assert.ok(gap >= profile.redeliveryAfterMs * 0.5, `delivered again after ${gap} ms`);
         } finally {
           await s.close();
         }

@@ -2,7 +2,7 @@
  * The broker conformance suite (test/brokers/conformance.ts) against Mosquitto 2, once with the
  * agent on MQTT 5 and once on MQTT 3.1.1, with the settings docs/brokers.md gives: persistence on
  * (sessions, queued messages and retained messages survive a restart), a raised
- * `max_queued_messages` (test/helpers/mosquitto.ts) and `message_size_limit` 1 MiB (the README's
+ * `max_queued_messages` (harness/mosquitto.ts) and `message_size_limit` 1 MiB (docs/protocol.md's
  * bound for MQTT 3.1.1): a larger publish is forwarded to no one; its publisher gets a PUBACK on
  * MQTT 3.1.1 and no answer at all on MQTT 5.
  */

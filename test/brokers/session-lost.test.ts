@@ -10,24 +10,11 @@
  * virtual clock (test/catchup/virtual-clock.ts) so that no test waits the 10 s between queries.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import mqtt, { type MqttClient } from 'mqtt';
-import { Agent, type AgentSettings } from '../../src/agent.js';
+import { waitFor } from '../../harness/waiting.js';
 import type { RoundSummary } from '../../src/catchup/poller.js';
-import {
-  listenTcp,
-  renderText,
-  type TcpEndpoint,
-  VirtualPrinter,
-} from '../../src/emulator/index.js';
-import { createLogger } from '../../src/logging.js';
+import { renderText } from '../../src/emulator/index.js';
 import { MqttPublisher } from '../../src/mqtt/publisher.js';
-import { type JobEvent, topics } from '../../src/protocol/print-protocol.js';
-import { deriveStoreId } from '../../src/protocol/store-id.js';
-import { receiptOptions } from '../../src/receipt/options.js';
 import {
   APP_ID,
   GatedPublisher,
@@ -38,14 +25,11 @@ import {
   testCatchUp,
 } from '../catchup/harness.js';
 import { VirtualClock } from '../catchup/virtual-clock.js';
-import { testAgentBasics, testMqtt } from '../helpers/agent-settings.js';
+import { type AgentRig, startAgentRig } from '../helpers/agent-rig.js';
 import { skipWithoutBroker, startBroker, type TestBroker } from '../helpers/brokers.js';
-import { waitFor } from '../helpers/waiting.js';
 
 const MINUTE = 60_000;
 const PREFIX = 'printer-agent/v1';
-const storeId = deriveStoreId(APP_ID, STORE_KEY);
-const t = topics(PREFIX, storeId);
 
 type Json = Record<string, unknown>;
 
@@ -54,52 +38,34 @@ describe('a lost session: said in the journal, filled by catch-up', {
 }, () => {
   const clock = new VirtualClock();
   let broker: TestBroker;
-  let emulator: VirtualPrinter;
-  let endpoint: TcpEndpoint;
   let publisher: MqttPublisher;
   let gate: GatedPublisher;
   let service: TestService;
-  let observer: MqttClient;
-  let agent: Agent | null = null;
-  let settings: AgentSettings;
-  const events: JobEvent[] = [];
-  const statuses: Json[] = [];
+  let rig: AgentRig;
   const rounds: RoundSummary[] = [];
-  const records: Json[] = [];
-
-  async function startAgent(): Promise<Agent> {
-    const from = statuses.length;
-    const a = await Agent.start(
-      settings,
-      createLogger({
-        level: 'info',
-        secrets: [STORE_KEY],
-        destination: { write: (line: string) => void records.push(JSON.parse(line) as Json) },
-      }),
-    );
-    a.catchUp!.on('round', (s) => rounds.push(s));
-    await waitFor('the agent online', () => statuses.slice(from).some((s) => s.online === true));
-    return a;
-  }
+  /** The agent's log lines, parsed (each once). */
+  const parsed: Json[] = [];
+  const records = (): Json[] => {
+    for (const line of rig.logLines.slice(parsed.length)) parsed.push(JSON.parse(line) as Json);
+    return parsed;
+  };
 
   /** The agent's warnings that a session was not there (src/mqtt/connection.ts). */
   const noSession = () =>
-    records.filter((r) => r.level === 40 && r.promise === 'persistent session');
+    records().filter((r) => r.level === 40 && r.promise === 'persistent session');
   /**
    * The agent's own word that a job printed: the observer has a clean session, so what the agent
    * publishes right after a broker restart may come before the observer subscribed again.
    */
   const printedBy = (jobId: string) =>
-    records.some((r) => r.msg === 'printed' && r.jobId === jobId);
+    records().some((r) => r.msg === 'printed' && r.jobId === jobId);
   /** Cut tickets on the emulator's paper carrying `orderNo`. */
   const tickets = (orderNo: string) =>
-    emulator.tickets().filter((k) => k.cut && renderText(k).includes(orderNo)).length;
+    rig.emulator.tickets().filter((k) => k.cut && renderText(k).includes(orderNo)).length;
 
   before(async () => {
     // No persistence: a restart loses every session and what it queued.
     broker = await startBroker('mosquitto', { persistence: false });
-    emulator = new VirtualPrinter({ columns: 48 });
-    endpoint = await listenTcp(emulator, { port: 0 });
     publisher = new MqttPublisher({
       url: broker.url,
       topicPrefix: PREFIX,
@@ -110,51 +76,33 @@ describe('a lost session: said in the journal, filled by catch-up', {
     service = await startService({ clock, publisher: gate });
     await waitFor('the service on the broker', () => publisher.connected);
 
-    observer = mqtt.connect(broker.url, { protocolVersion: 5, clientId: 'observer-session-lost' });
-    observer.on('error', () => {});
-    observer.on('message', (topic, payload) => {
-      if (topic === t.job) events.push(JSON.parse(payload.toString()) as JobEvent);
-      if (topic === t.status) statuses.push(JSON.parse(payload.toString()) as Json);
-    });
-    // A clean session: after each broker restart it subscribes again before the agent is back.
-    observer.on('connect', () => void observer.subscribeAsync([t.job, t.status], { qos: 1 }));
-    await new Promise<void>((resolve) => observer.once('connect', () => resolve()));
-    await observer.subscribeAsync([t.job, t.status], { qos: 1 });
-
-    const dir = mkdtempSync(join(tmpdir(), 'pa-session-lost-'));
-    settings = {
+    rig = await startAgentRig({
       appId: APP_ID,
       storeKey: STORE_KEY,
-      storeId,
-      mqtt: testMqtt(broker.url, storeId),
-      keys: { servicePublicKeyFile: SERVICE_PUBLIC_KEY_FILE, scheme: 'RSA-SHA256' },
-      printers: [
-        {
-          id: 'receipt',
-          url: endpoint.address,
-          profile: 'generic-80mm',
-          roles: ['receipt'],
-          statusIntervalMs: 1000,
-        },
-      ],
-      receipt: receiptOptions({ header: ['Session Lost Cafe'] }),
-      ...testAgentBasics(join(dir, 'state')),
-      catchUp: testCatchUp(service.url, clock),
-    };
+      header: 'Session Lost Cafe',
+      broker,
+      servicePublicKeyFile: SERVICE_PUBLIC_KEY_FILE,
+      printers: [{ id: 'receipt', statusIntervalMs: 1000 }],
+      settings: () => ({ catchUp: testCatchUp(service.url, clock) }),
+      logLevel: 'info',
+      onStart: (agent) => agent.catchUp!.on('round', (s) => rounds.push(s)),
+    });
+    // A clean session: after each broker restart it subscribes again before the agent is back.
+    rig.observer.on(
+      'connect',
+      () => void rig.observer.subscribeAsync([rig.t.job, rig.t.status], { qos: 1 }),
+    );
   });
 
   after(async () => {
-    await agent?.stop();
-    await observer?.endAsync(true);
+    await rig?.stop();
     await publisher?.close();
     await service?.close();
-    await endpoint?.close();
     await broker?.stop();
   });
 
   it('first start: no session yet, said as a warning naming the promise', async () => {
-    agent = await startAgent();
-    await waitFor('the first-start round', () => rounds.length >= 1 && !agent!.catchUp!.busy);
+    await waitFor('the first-start round', () => rounds.length >= 1 && !rig.agent.catchUp!.busy);
     const warnings = noSession();
     assert.equal(warnings.length, 1, JSON.stringify(warnings));
     assert.match(
@@ -165,8 +113,7 @@ describe('a lost session: said in the journal, filled by catch-up', {
   });
 
   it('session lost while the agent was stopped: the warning at start, and catch-up prints the lost order once', async () => {
-    await agent!.stop();
-    agent = null;
+    await rig.stopAgent();
     // Published to the broker, queued in the agent's session...
     const orderNo = await service.create('Lost while stopped');
     await waitFor(
@@ -175,17 +122,17 @@ describe('a lost session: said in the journal, filled by catch-up', {
     );
     // ...which the broker loses.
     await broker.restart();
-    await waitFor('the observer back', () => observer.connected);
+    await waitFor('the observer back', () => rig.observer.connected);
     clock.advance(MINUTE);
     const fromRounds = rounds.length;
     const fromWarnings = noSession().length;
 
-    agent = await startAgent();
+    await rig.startAgent();
     await waitFor('printed from catch-up', () => printedBy(`catch-up:${orderNo}`));
     assert.equal(noSession().length, fromWarnings + 1, 'said once, at the CONNACK');
     // Asked for by the lost session; the store had no cursor yet (nothing found at the first
     // start), so a first-start round may run too and find the order first.
-    await waitFor('the rounds done', () => !agent!.catchUp!.busy);
+    await waitFor('the rounds done', () => !rig.agent.catchUp!.busy);
     const since = rounds.slice(fromRounds);
     assert.ok(
       since.some((r) => r.reason === 'session-lost'),
@@ -198,7 +145,9 @@ describe('a lost session: said in the journal, filled by catch-up', {
     );
     assert.equal(tickets(orderNo), 1, 'printed once: MQTT never delivered it');
     assert.ok(
-      events.filter((e) => e.orderNo === orderNo).every((e) => e.jobId === `catch-up:${orderNo}`),
+      rig.events
+        .filter((e) => e.orderNo === orderNo)
+        .every((e) => e.jobId === `catch-up:${orderNo}`),
       'no event of an MQTT job for it',
     );
   });
@@ -209,14 +158,14 @@ describe('a lost session: said in the journal, filled by catch-up', {
     const orderNo = await service.create('Lost in the outage');
     clock.advance(MINUTE);
     const fromWarnings = noSession().length;
-    const from = statuses.length;
+    const from = rig.statuses.length;
     await broker.restart();
     await waitFor('the agent back online', () =>
-      statuses.slice(from).some((s) => s.online === true),
+      rig.statuses.slice(from).some((s) => s.online === true),
     );
     await waitFor('printed from catch-up', () => printedBy(`catch-up:${orderNo}`));
     assert.equal(tickets(orderNo), 1, 'on paper once');
-    await waitFor('the round done', () => !agent!.catchUp!.busy);
+    await waitFor('the round done', () => !rig.agent.catchUp!.busy);
     const round = rounds.at(-1)!;
     assert.equal(round.reason, 'session-lost', 'the lost session asked for it');
     assert.equal(round.queued, 1);
@@ -226,6 +175,9 @@ describe('a lost session: said in the journal, filled by catch-up', {
       String(warnings[0]!.msg),
       /^the broker lost this agent session \(it expired, or the broker restarted without persistence\)/,
     );
-    assert.ok(!records.some((r) => JSON.stringify(r).includes(STORE_KEY)), 'storeKey never logged');
+    assert.ok(
+      !records().some((r) => JSON.stringify(r).includes(STORE_KEY)),
+      'storeKey never logged',
+    );
   });
 });

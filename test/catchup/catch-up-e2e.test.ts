@@ -9,27 +9,13 @@
  * queries as the service received them.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import mqtt, { type MqttClient } from 'mqtt';
-import { Agent, type AgentSettings } from '../../src/agent.js';
+import { Mosquitto, skipWithoutMosquitto } from '../../harness/mosquitto.js';
+import { waitFor } from '../../harness/waiting.js';
 import type { RoundSummary } from '../../src/catchup/poller.js';
-import {
-  listenTcp,
-  renderText,
-  type TcpEndpoint,
-  VirtualPrinter,
-} from '../../src/emulator/index.js';
-import { createLogger } from '../../src/logging.js';
+import { renderText } from '../../src/emulator/index.js';
 import { MqttPublisher } from '../../src/mqtt/publisher.js';
-import { type JobEvent, topics } from '../../src/protocol/print-protocol.js';
-import { deriveStoreId } from '../../src/protocol/store-id.js';
-import { receiptOptions } from '../../src/receipt/options.js';
-import { testAgentBasics, testMqtt } from '../helpers/agent-settings.js';
-import { Mosquitto, skipWithoutMosquitto } from '../helpers/mosquitto.js';
-import { waitFor } from '../helpers/waiting.js';
+import { type AgentRig, startAgentRig } from '../helpers/agent-rig.js';
 import {
   APP_ID,
   GatedPublisher,
@@ -44,25 +30,16 @@ import { VirtualClock } from './virtual-clock.js';
 
 const MINUTE = 60_000;
 const PREFIX = 'printer-agent/v1';
-const storeId = deriveStoreId(APP_ID, STORE_KEY);
-const t = topics(PREFIX, storeId);
 const ORDER_NO = /O\d{14}/g;
 
 describe('catch-up end to end', { skip: skipWithoutMosquitto() }, () => {
   const clock = new VirtualClock();
   let broker: Mosquitto;
-  let emulator: VirtualPrinter;
-  let endpoint: TcpEndpoint;
   let publisher: MqttPublisher;
   let gate: GatedPublisher;
   let service: TestService;
-  let observer: MqttClient;
-  let agent: Agent | null = null;
-  let settings: AgentSettings;
-  const events: JobEvent[] = [];
-  const statuses: Array<{ online?: boolean }> = [];
+  let rig: AgentRig;
   const rounds: RoundSummary[] = [];
-  const logLines: string[] = [];
 
   // Rendering a ticket is not free: each is read once.
   const orderNosOf = new WeakMap<object, string[]>();
@@ -70,7 +47,7 @@ describe('catch-up end to end', { skip: skipWithoutMosquitto() }, () => {
   const printed = () => {
     const counts = new Map<string, number>();
     const sequence: string[] = [];
-    for (const ticket of emulator.paper.tickets) {
+    for (const ticket of rig.emulator.paper.tickets) {
       let found = orderNosOf.get(ticket);
       if (!found) {
         found = [...new Set(renderText(ticket).match(ORDER_NO) ?? [])];
@@ -84,43 +61,22 @@ describe('catch-up end to end', { skip: skipWithoutMosquitto() }, () => {
     return { counts, sequence };
   };
   const tickets = (orderNo: string) => printed().counts.get(orderNo) ?? 0;
-  const eventsOf = (orderNo: string) => events.filter((e) => e.orderNo === orderNo);
-
-  async function startAgent(): Promise<Agent> {
-    const from = statuses.length;
-    const a = await Agent.start(
-      settings,
-      createLogger({
-        level: 'info',
-        secrets: [STORE_KEY],
-        destination: { write: (line: string) => void logLines.push(line) },
-      }),
-    );
-    a.catchUp!.on('round', (s) => rounds.push(s));
-    await waitFor(
-      'the agent online',
-      () => statuses.slice(from).some((s) => s.online === true),
-      20_000,
-    );
-    return a;
-  }
+  const eventsOf = (orderNo: string) => rig.events.filter((e) => e.orderNo === orderNo);
 
   /** A scheduled round: the interval passes on the virtual clock; resolves with its summary. */
   async function scheduledRound(advanceMs = 10 * MINUTE): Promise<RoundSummary> {
     const from = rounds.length;
     clock.advance(advanceMs);
-    await waitFor('a catch-up round', () => rounds.length > from && !agent!.catchUp!.busy, 20_000);
+    await waitFor(
+      'a catch-up round',
+      () => rounds.length > from && !rig.agent.catchUp!.busy,
+      20_000,
+    );
     return rounds[from]!;
-  }
-
-  async function observe(): Promise<void> {
-    await observer.subscribeAsync([t.job, t.status], { qos: 1 });
   }
 
   before(async () => {
     broker = await Mosquitto.start({ persistence: false });
-    emulator = new VirtualPrinter({ columns: 48 });
-    endpoint = await listenTcp(emulator, { port: 0 });
     publisher = new MqttPublisher({
       url: broker.url,
       topicPrefix: PREFIX,
@@ -131,49 +87,29 @@ describe('catch-up end to end', { skip: skipWithoutMosquitto() }, () => {
     service = await startService({ clock, publisher: gate });
     await waitFor('the service on the broker', () => publisher.connected, 10_000);
 
-    observer = mqtt.connect(broker.url, { protocolVersion: 5, clientId: 'observer-catchup' });
-    observer.on('error', () => {});
-    observer.on('message', (topic, payload) => {
-      if (topic === t.job) events.push(JSON.parse(payload.toString()) as JobEvent);
-      if (topic === t.status) statuses.push(JSON.parse(payload.toString()) as { online?: boolean });
-    });
-    await new Promise<void>((resolve) => observer.once('connect', () => resolve()));
-    await observe();
-
-    const dir = mkdtempSync(join(tmpdir(), 'pa-catchup-e2e-'));
-    settings = {
+    rig = await startAgentRig({
       appId: APP_ID,
       storeKey: STORE_KEY,
-      storeId,
-      mqtt: testMqtt(broker.url, storeId),
-      keys: { servicePublicKeyFile: SERVICE_PUBLIC_KEY_FILE, scheme: 'RSA-SHA256' },
-      printers: [
-        {
-          id: 'receipt',
-          url: endpoint.address,
-          profile: 'generic-80mm',
-          roles: ['receipt'],
-          statusIntervalMs: 500,
-        },
-      ],
-      receipt: receiptOptions({ header: ['Catch-up Cafe'] }),
-      ...testAgentBasics(join(dir, 'state')),
-      catchUp: testCatchUp(service.url, clock),
-    };
-    agent = await startAgent();
+      header: 'Catch-up Cafe',
+      broker,
+      servicePublicKeyFile: SERVICE_PUBLIC_KEY_FILE,
+      printers: [{ id: 'receipt', statusIntervalMs: 500 }],
+      settings: () => ({ catchUp: testCatchUp(service.url, clock) }),
+      logLevel: 'info',
+      onStart: (agent) => agent.catchUp!.on('round', (s) => rounds.push(s)),
+    });
     // First start: no cursor (a round at once) and a new session (another one); let both finish.
-    await waitFor('the start-up rounds', () => rounds.length >= 1 && !agent!.catchUp!.busy, 20_000);
-    // Subscribed (its online status follows the SUBSCRIBE): instructions from here on wait in
-    // its session instead of finding none.
-    await waitFor('the agent online', () => statuses.some((s) => s.online === true), 20_000);
+    await waitFor(
+      'the start-up rounds',
+      () => rounds.length >= 1 && !rig.agent.catchUp!.busy,
+      20_000,
+    );
   });
 
   after(async () => {
-    await agent?.stop();
-    await observer?.endAsync(true);
+    await rig?.stop();
     await publisher?.close();
     await service?.close();
-    await endpoint?.close();
     await broker?.stop();
   });
 
@@ -181,7 +117,7 @@ describe('catch-up end to end', { skip: skipWithoutMosquitto() }, () => {
     assert.equal(rounds[0]?.reason, 'first-start');
     assert.equal(rounds[0]?.mode, 'time-range');
     assert.ok(rounds.every((r) => r.error === null && r.queued === 0));
-    assert.ok(!logLines.join('\n').includes(STORE_KEY));
+    assert.ok(!rig.logLines.join('\n').includes(STORE_KEY));
   });
 
   it('an order that came over MQTT is not printed again by catch-up', async () => {
@@ -268,8 +204,7 @@ describe('catch-up end to end', { skip: skipWithoutMosquitto() }, () => {
   it('offline while 300 orders are created and the broker loses the session: every order prints once, oldest first', async () => {
     // The agent goes away; its session stays on the broker (clean: false, expiry 1 h), which
     // queues the instructions published meanwhile.
-    await agent!.stop();
-    agent = null;
+    await rig.stopAgent();
     const seen = service.queries.length;
     const offline: string[] = [];
     for (let i = 1; i <= 300; i++) {
@@ -284,12 +219,12 @@ describe('catch-up end to end', { skip: skipWithoutMosquitto() }, () => {
 
     // The broker restarts without persistence: the session and its 300 instructions are gone.
     await broker.restart();
-    await waitFor('the observer back on the broker', () => observer.connected, 20_000);
-    await observe();
+    await waitFor('the observer back on the broker', () => rig.observer.connected, 20_000);
+    await rig.observer.subscribeAsync([rig.t.job, rig.t.status], { qos: 1 });
     clock.advance(MINUTE);
 
     const from = rounds.length;
-    agent = await startAgent();
+    await rig.startAgent();
     await waitFor(
       '300 receipts',
       () => {
@@ -298,7 +233,7 @@ describe('catch-up end to end', { skip: skipWithoutMosquitto() }, () => {
       },
       60_000,
     );
-    await waitFor('the round done', () => rounds.length > from && !agent!.catchUp!.busy, 20_000);
+    await waitFor('the round done', () => rounds.length > from && !rig.agent.catchUp!.busy, 20_000);
 
     const { counts, sequence } = printed();
     assert.deepEqual(
@@ -351,6 +286,6 @@ describe('catch-up end to end', { skip: skipWithoutMosquitto() }, () => {
       gaps.every((g) => g >= 10_000),
       `every two queries at least 10 s apart on the clock: ${gaps.join(', ')}`,
     );
-    assert.ok(!logLines.join('\n').includes(STORE_KEY), 'the storeKey is never logged');
+    assert.ok(!rig.logLines.join('\n').includes(STORE_KEY), 'the storeKey is never logged');
   });
 });

@@ -5,9 +5,11 @@
  * service's side (a fastify hook), with the time on the test's clock, and the service can be made
  * to hang or to answer with a tampered body.
  *
- * The service signs every answer (`X-Signature`, print-protocol v1.1 §8). A tampered body is
- * signed again with the service key, as if the service itself had sent it (a service bug, not an
- * attacker); `signature` rewrites the header after that, for what only a forger would send.
+ * The service signs every answer (`X-Signature`, print-protocol v1.1 §8; bound to the request
+ * when it carries a nonce, v1.2 §10). A tampered body is signed again with the service key and
+ * the service's own signer, bound to the same request and store, as if the service itself had
+ * sent it (a service bug, not an attacker); `signature` rewrites the header after that, for what
+ * only a forger would send.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
@@ -23,13 +25,15 @@ import {
   parseServiceConfig,
   SqliteOrderStore,
 } from '../../src/order-service/index.js';
+import { ResponseSigner } from '../../src/order-service/response-signature.js';
 import {
   buildEnvelope,
+  DEFAULT_SIGNATURE_SCHEME,
   generateKeyPair,
   parseKey,
+  REQUEST_NONCE_HEADER,
   RESPONSE_SIGNATURE_HEADER,
   type RsaKey,
-  signBytes,
 } from '../../src/protocol/index.js';
 import type { VirtualClock } from './virtual-clock.js';
 
@@ -88,6 +92,11 @@ export interface TestService {
   queries: ObservedQuery[];
   /** Hold list requests unanswered (a service that does not answer). */
   hang: boolean;
+  /**
+   * Answer as a service older than print-protocol v1.2 §10: it ignores `X-Request-Nonce`, so
+   * every answer is signed version 1 (the body alone).
+   */
+  v1Only: boolean;
   /** Rewrites the body of list answers (signed again with the service key, as the service would). */
   tamper: ((body: string) => string) | null;
   /** Rewrites the X-Signature of list answers last (`undefined`: no header), as a forger could. */
@@ -139,6 +148,7 @@ export async function startService(
     ...(clock ? { now: () => clock.date() } : {}),
   });
 
+  const signer = new ResponseSigner(serviceSigningKey, DEFAULT_SIGNATURE_SCHEME);
   const held: Array<() => void> = [];
   const seen = new WeakMap<FastifyRequest, ObservedQuery>();
   const isList = (request: FastifyRequest) => request.url.endsWith('/open-api/order/list');
@@ -148,6 +158,7 @@ export async function startService(
     url: '',
     queries: [],
     hang: false,
+    v1Only: false,
     tamper: null,
     signature: null,
     held: () => held.length,
@@ -185,6 +196,7 @@ export async function startService(
   };
 
   app.addHook('onRequest', (request, _reply, done) => {
+    if (service.v1Only) delete request.headers[REQUEST_NONCE_HEADER];
     if (service.hang && isList(request)) held.push(() => done());
     else done();
   });
@@ -209,7 +221,16 @@ export async function startService(
     let body = payload;
     if (service.tamper) {
       body = service.tamper(payload);
-      reply.header(RESPONSE_SIGNATURE_HEADER, signBytes(Buffer.from(body), serviceSigningKey));
+      const envelope = request.body as { appId?: string; storeKey?: string } | null;
+      const store = registry.store(String(envelope?.appId), String(envelope?.storeKey));
+      reply.headers(
+        signer.headers(body, {
+          method: request.method,
+          url: request.raw.url ?? request.url,
+          nonce: request.headers[REQUEST_NONCE_HEADER],
+          storeId: store?.storeId ?? '',
+        }),
+      );
     }
     if (service.signature) {
       const header = reply.getHeader(RESPONSE_SIGNATURE_HEADER);

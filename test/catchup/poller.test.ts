@@ -8,6 +8,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, it } from 'node:test';
+import { waitFor } from '../../harness/waiting.js';
 import { CatchUpPoller, type PollerOptions, type RoundSummary } from '../../src/catchup/poller.js';
 import { type QueryApi, QueryClient } from '../../src/catchup/query-client.js';
 import { ClockSync } from '../../src/host/clock-sync.js';
@@ -17,7 +18,6 @@ import { createLogger } from '../../src/logging.js';
 import { type JobEvent, printInstructionSchema } from '../../src/protocol/print-protocol.js';
 import { signBytes } from '../../src/protocol/signing.js';
 import { formatWallClock } from '../../src/protocol/time.js';
-import { waitFor } from '../helpers/waiting.js';
 import {
   APP_ID,
   CATCH_UP_TIMING,
@@ -256,6 +256,37 @@ describe('catch-up poller', () => {
     assert.match(queued!.warnings![0]!.message, /catchUp\.maxAgeMinutes/);
   });
 
+  it('clock not known synchronized: a record older than the time floor by more than the anti-replay age is STALE_ORDER (v1.2 §10)', async () => {
+    const untrusted = new ClockSync({ mode: 'unsynchronized' });
+    await untrusted.refresh();
+    const r = await rig({ clockSync: untrusted, antiReplayAgeMs: 7 * 24 * 60 * MINUTE });
+    // The agent already authenticated an order 200 days after the service's clock: a page of
+    // records from then is a replay as far as it can tell.
+    r.store.enqueueInstruction(
+      printInstructionSchema.parse({
+        jobId: 'P-floor-1',
+        orderNo: 'O-floor-1',
+        createTime: formatWallClock(r.clock.now() + 200 * 24 * 60 * MINUTE),
+        order: {
+          productInfo: [{ productName: 'Later', price: 100, quantity: 1 }],
+          orderType: 1,
+          paymentWay: 2,
+          paymentTransactionId: 'M-floor-1',
+        },
+      }),
+    );
+    const [old] = await r.create(1, 'Replayed');
+    r.poller.start();
+    r.poller.request();
+    const round = await r.round(1);
+    assert.equal(round.error, null);
+    assert.equal(round.stale, 1);
+    const job = r.store.getReceipt(old!);
+    assert.equal(job?.state, 'failed');
+    assert.equal(job?.lastError?.code, 'STALE_ORDER');
+    assert.match(job!.lastError!.message, /newest order this agent has authenticated/);
+  });
+
   it('a stale catch-up record gives its order up to the signed instruction that arrives later', async () => {
     const r = await rig();
     const [first] = await r.create(1, 'First');
@@ -301,7 +332,7 @@ describe('catch-up poller', () => {
     const instruction = printInstructionSchema.parse({
       jobId: 'P-via-mqtt',
       orderNo: viaMqtt,
-      createTime: '2026-11-25 12:00:01',
+      createTime: formatWallClock(r.clock.now() + 1000),
       order: {
         productInfo: [{ productName: 'Via MQTT 1', price: 10_000, quantity: 1 }],
         orderType: 1,

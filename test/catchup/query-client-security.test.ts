@@ -13,6 +13,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { waitFor } from '../../harness/waiting.js';
 import { QueryClient, type QueryClientOptions } from '../../src/catchup/query-client.js';
 import {
   catchUpTransportIssues,
@@ -22,9 +23,14 @@ import {
 import { AgentError } from '../../src/errors.js';
 import { isLoopbackHost } from '../../src/host/loopback.js';
 import { QUERY_RESPONSE_MAX_BYTES } from '../../src/protocol/limits.js';
-import { RESPONSE_SIGNATURE_HEADER, signBytes } from '../../src/protocol/signing.js';
+import {
+  boundResponseBytes,
+  REQUEST_NONCE_HEADER,
+  RESPONSE_SIGNATURE_VERSION_HEADER,
+} from '../../src/protocol/response-binding.js';
+import { RESPONSE_SIGNATURE_HEADER, type RsaKey, signBytes } from '../../src/protocol/signing.js';
+import { deriveStoreId } from '../../src/protocol/store-id.js';
 import { skipWithoutOpenssl, TestCa } from '../helpers/test-ca.js';
-import { waitFor } from '../helpers/waiting.js';
 import {
   APP_ID,
   STORE_KEY,
@@ -103,10 +109,31 @@ function pageBody(records = 1): string {
   });
 }
 
-const signed = (body: string) => signBytes(Buffer.from(body), serviceSigningKey);
+/** The service's version 2 signature of `body` as the answer to `req` (v1.2 §10), for our store. */
+function signedFor(
+  req: IncomingMessage,
+  body: string,
+  key: RsaKey = serviceSigningKey,
+  storeId = deriveStoreId(APP_ID, STORE_KEY),
+): string {
+  const binding = {
+    method: req.method ?? '',
+    path: req.url ?? '',
+    nonce: String(req.headers[REQUEST_NONCE_HEADER]),
+    storeId,
+  };
+  return signBytes(boundResponseBytes(binding, Buffer.from(body)), key);
+}
+
+/** The headers of `body` correctly signed as the answer to each request. */
+const signed = (body: string) => (req: IncomingMessage) => ({
+  [RESPONSE_SIGNATURE_HEADER]: signedFor(req, body),
+  [RESPONSE_SIGNATURE_VERSION_HEADER]: '2',
+});
 
 /** What the own server does with one request; it records how each connection ended. */
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+type Headers = Record<string, string | string[]>;
 
 class AnswerServer {
   handler: Handler = (_req, res) => res.end();
@@ -129,10 +156,11 @@ class AnswerServer {
     return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
   }
 
-  /** Answers `body` with `headers` (a signature, or none). */
-  answer(body: string, headers: Record<string, string | string[]> = {}): void {
-    this.handler = (_req, res) => {
-      res.writeHead(200, { 'content-type': 'application/json', ...headers });
+  /** Answers `body` with `headers` (a signature, or none), made for each request if a function. */
+  answer(body: string, headers: Headers | ((req: IncomingMessage) => Headers) = {}): void {
+    this.handler = (req, res) => {
+      const extra = typeof headers === 'function' ? headers(req) : headers;
+      res.writeHead(200, { 'content-type': 'application/json', ...extra });
       res.end(body);
     };
   }
@@ -278,23 +306,58 @@ describe('catch-up answers: signature before parsing, caps', () => {
 
   it('a bad signature is refused unread: another key, other bytes, garbage, two headers', async () => {
     const body = pageBody();
-    const headers = [
-      signBytes(Buffer.from(body), strangerKey),
-      signed(`${body} `),
-      'not-base64!',
-      signed(body).slice(0, -4),
-      [signed(body), signed(body)],
+    const headers: Array<(req: IncomingMessage) => string | string[]> = [
+      (req) => signedFor(req, body, strangerKey),
+      (req) => signedFor(req, `${body} `),
+      () => 'not-base64!',
+      (req) => signedFor(req, body).slice(0, -4),
+      (req) => [signedFor(req, body), signedFor(req, body)],
     ];
     for (const value of headers) {
-      own.answer(body, { [RESPONSE_SIGNATURE_HEADER]: value });
+      own.answer(body, (req) => ({
+        [RESPONSE_SIGNATURE_HEADER]: value(req),
+        [RESPONSE_SIGNATURE_VERSION_HEADER]: '2',
+      }));
       const error = await rejection(client(own.url).query(page));
       assert.equal(error.code, 'QUERY_REJECTED');
       assert.equal(error.details.refused, 'bad-signature');
       assert.match(error.message, /does not verify with the service public key/);
     }
-    own.answer(body, { [RESPONSE_SIGNATURE_HEADER]: signed(body) });
+    own.answer(body, signed(body));
     const ok = await client(own.url).query(page);
     assert.equal(ok.entries.length, 1, 'the same body, correctly signed, is taken');
+  });
+
+  it('signed for this request but no store: only a refusal is read, never records or 40006', async () => {
+    // The reference service binds a refusal of a request it could not attribute to a store (an
+    // unknown storeKey here) to no store: the agent reads its code, not "bad signature".
+    const unknown = await rejection(
+      client(service.url, { storeKey: 'sk-not-registered' }).query(page),
+    );
+    assert.equal(unknown.code, 'QUERY_REJECTED');
+    assert.equal(unknown.details.responseCode, 40102, unknown.message);
+    // A page, or "no such order for this store", signed for no store: not this store's answer.
+    const failure = (code: number) => JSON.stringify({ code, message: 'refused', data: null });
+    for (const [body, says] of [
+      [pageBody(), 'lists orders'],
+      [failure(40006), 'answers 40006'],
+    ] as const) {
+      own.answer(body, (req) => ({
+        [RESPONSE_SIGNATURE_HEADER]: signedFor(req, body, serviceSigningKey, ''),
+        [RESPONSE_SIGNATURE_VERSION_HEADER]: '2',
+      }));
+      const error = await rejection(client(own.url).query(page));
+      assert.equal(error.code, 'QUERY_REJECTED');
+      assert.equal(error.details.refused, 'wrong-store', error.message);
+      assert.equal(error.details.responseCode, undefined, 'no code taken from it');
+      assert.match(error.message, new RegExp(`signed for no store.*${says}`));
+    }
+    own.answer(failure(40101), (req) => ({
+      [RESPONSE_SIGNATURE_HEADER]: signedFor(req, failure(40101), serviceSigningKey, ''),
+      [RESPONSE_SIGNATURE_VERSION_HEADER]: '2',
+    }));
+    const refusal = await rejection(client(own.url).query(page));
+    assert.equal(refusal.details.responseCode, 40101);
   });
 
   it('stripped or corrupted on the way from the reference service: refused', async () => {
@@ -318,7 +381,7 @@ describe('catch-up answers: signature before parsing, caps', () => {
       data: `${'{"a":'.repeat(40)}1${'}'.repeat(40)}`,
     });
     for (const body of [deep, inner]) {
-      own.answer(body, { [RESPONSE_SIGNATURE_HEADER]: signed(body) });
+      own.answer(body, signed(body));
       const error = await rejection(client(own.url).query(page));
       assert.equal(error.code, 'QUERY_REJECTED');
       assert.equal(error.details.refused, 'too-deep');
@@ -327,20 +390,20 @@ describe('catch-up answers: signature before parsing, caps', () => {
 
   it('more records than the pageSize asked for: the page is refused whole', async () => {
     const body = pageBody(11);
-    own.answer(body, { [RESPONSE_SIGNATURE_HEADER]: signed(body) });
+    own.answer(body, signed(body));
     const error = await rejection(client(own.url).query(page));
     assert.equal(error.code, 'QUERY_REJECTED');
     assert.equal(error.details.refused, 'too-many-records');
     assert.match(error.message, /11 records on a page of 10/);
     const exact = pageBody(10);
-    own.answer(exact, { [RESPONSE_SIGNATURE_HEADER]: signed(exact) });
+    own.answer(exact, signed(exact));
     assert.equal((await client(own.url).query(page)).entries.length, 10);
   });
 
   it('the body cap: exactly the cap is read, one byte more is refused', async () => {
     const body = pageBody();
     const small = (max: number) => client(own.url, { maxResponseBytes: max });
-    own.answer(body, { [RESPONSE_SIGNATURE_HEADER]: signed(body) });
+    own.answer(body, signed(body));
     assert.equal((await small(Buffer.byteLength(body)).query(page)).entries.length, 1);
     const error = await rejection(small(Buffer.byteLength(body) - 1).query(page));
     assert.equal(error.code, 'QUERY_REJECTED');

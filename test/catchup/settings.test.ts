@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { settingsFrom } from '../../src/config/agent-settings.js';
+import { settingsFrom } from '../../src/cli/agent-settings.js';
 import { loadConfig } from '../../src/config/load.js';
 import { fileConfig, workspace } from '../config/fixtures.js';
 
@@ -24,9 +24,11 @@ describe('catch-up settings', () => {
       pageSize: 100,
       maxAgeMs: 60 * 60_000,
       windowMs: 5 * 60_000,
-      // print-protocol §8 defaults: answers must be signed, no lab switch.
+      // print-protocol §8 defaults: answers must be signed, no lab switch; v1.2 §10: and bound
+      // to the request (version 1 signatures refused).
       responseSignature: 'required',
       allowInsecureHttp: false,
+      allowV1Signatures: false,
     });
   });
 
@@ -63,6 +65,9 @@ describe('catch-up settings', () => {
     assert.equal(settings.catchUp?.branchIdentifier, 'B-1');
     const lab = load({ baseUrl: 'http://192.0.2.10', allowInsecureHttp: true });
     assert.equal(lab.catchUp?.allowInsecureHttp, true);
+    // v1.2 §10: version 1 signatures only when the config says so.
+    const v1 = load({ baseUrl: 'https://orders.example.com', allowV1Signatures: true });
+    assert.equal(v1.catchUp?.allowV1Signatures, true);
   });
 
   it('http to a host other than loopback is a config error naming the field and the fix', () => {

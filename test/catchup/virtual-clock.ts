@@ -3,6 +3,10 @@
  * `autoAdvanceMaxMs` (the 10-second query spacing) move time forward by themselves on the next
  * turn of the event loop, so a test never waits for them; longer ones (the round interval) wait
  * for `advance`, so the test decides when a scheduled round runs.
+ *
+ * It starts at the real now (whole seconds, as `createTime` holds them), never at a fixed date:
+ * the agent under test judges an order's age by the real clock (anti-replay age, LATE), so a
+ * fixed start turns into "a week old" once the calendar moves on (issue 37).
  */
 import type { Clock } from '../../src/catchup/clock.js';
 
@@ -18,8 +22,8 @@ export class VirtualClock implements Clock {
   /** Every sleep asked for, in ms: what the poller waited. */
   readonly sleeps: number[] = [];
 
-  constructor(options: { start?: string; autoAdvanceMaxMs?: number } = {}) {
-    this.t = Date.parse(`${(options.start ?? '2026-11-25 12:00:00').replace(' ', 'T')}Z`);
+  constructor(options: { autoAdvanceMaxMs?: number } = {}) {
+    this.t = Math.floor(Date.now() / 1000) * 1000;
     this.autoAdvanceMaxMs = options.autoAdvanceMaxMs ?? 60_000;
   }
 

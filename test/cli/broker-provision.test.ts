@@ -22,15 +22,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
-import { Agent, type AgentSettings } from '../../src/agent.js';
+import { Mosquitto, skipWithoutMosquitto } from '../../harness/mosquitto.js';
+import { eventually, next, waitFor } from '../../harness/waiting.js';
 import type { Provisioned } from '../../src/cli/broker.js';
-import {
-  listenTcp,
-  renderText,
-  type TcpEndpoint,
-  VirtualPrinter,
-} from '../../src/emulator/index.js';
-import { createLogger } from '../../src/logging.js';
+import { renderText } from '../../src/emulator/index.js';
 import {
   MOSQUITTO_PBKDF2_ITERATIONS,
   verifyMosquittoHash,
@@ -38,15 +33,12 @@ import {
 import { probeBroker } from '../../src/mqtt/probe.js';
 import { MqttPublisher } from '../../src/mqtt/publisher.js';
 import { buildEnvelope } from '../../src/protocol/envelope.js';
-import { DEFAULT_TOPIC_PREFIX, type JobEvent, topics } from '../../src/protocol/print-protocol.js';
+import { DEFAULT_TOPIC_PREFIX, topics } from '../../src/protocol/print-protocol.js';
 import { generateKeyPair, parseKey } from '../../src/protocol/signing.js';
 import { deriveStoreId } from '../../src/protocol/store-id.js';
 import { formatTimestamp } from '../../src/protocol/time.js';
-import { receiptOptions } from '../../src/receipt/options.js';
-import { testAgentBasics, testMqtt } from '../helpers/agent-settings.js';
+import { type AgentRig, startAgentRig } from '../helpers/agent-rig.js';
 import { runCliInProcess } from '../helpers/cli.js';
-import { Mosquitto, skipWithoutMosquitto } from '../helpers/mosquitto.js';
-import { eventually, next, waitFor } from '../helpers/waiting.js';
 
 const APP_ID = 'A-broker-acl';
 const KEY_A = 'sk-store-a-secret-9f1e-do-not-leak';
@@ -198,6 +190,17 @@ describe('broker provision and broker acl: the output', () => {
         ['--store-id', 'a', '--app-id', APP_ID],
         1,
         /^INPUT_INVALID: --app-id: only with --store-key-file/,
+      ],
+      // print-protocol v1.2 §10: the config's rule, so the storeId is the agent's.
+      [
+        ['--app-id', 'A:1', '--store-key-file', keyA],
+        1,
+        /^INPUT_INVALID: --app-id: must not contain ':' \(the store id is sha256\(appId:storeKey\)\)/,
+      ],
+      [
+        ['--app-id', 'A'.repeat(65), '--store-key-file', keyA],
+        1,
+        /^INPUT_INVALID: --app-id: must be 1 to 64 characters/,
       ],
       [['--store-id', 'a', '--prefix', 'pre%c/v1'], 2, /--prefix.*must be 1 to 8 topic levels/],
       [['--service-user', 'order-service'], 2, /must contain a dot or an @/],
@@ -663,41 +666,27 @@ for (const protocolVersion of [5, 4] as const) {
     const pair = generateKeyPair();
     const serviceKey = parseKey(pair.privatePem, 'private');
     let setup: Awaited<ReturnType<typeof provisionedBroker>>;
-    let emulator: VirtualPrinter;
-    let endpoint: TcpEndpoint;
-    let agent: Agent | undefined;
+    let rig: AgentRig;
     let publisher: MqttPublisher;
-    let watcher: MqttClient;
-    const events: JobEvent[] = [];
-    let status: { online?: boolean; storeId?: string } | null = null;
-    const logLines: string[] = [];
 
     before(async () => {
-      const dir = worldReadableDir('acl-agent');
-      setup = await provisionedBroker(dir);
-      emulator = new VirtualPrinter({ columns: 48 });
-      endpoint = await listenTcp(emulator, { port: 0 });
-      writeFileSync(join(dir, 'service-public.pem'), pair.publicPem);
-      // The service's side first, with the service's credentials: it sees the agent come online.
-      watcher = await connectOnce(setup.broker.url, {
+      setup = await provisionedBroker(worldReadableDir('acl-agent'));
+      rig = await startAgentRig({
+        appId: APP_ID,
+        storeKey: KEY_A,
+        header: 'ACL Store',
+        broker: setup.broker,
         protocolVersion,
-        username: SERVICE,
-        password: setup.service.password,
-      });
-      watcher.on('message', (topic, payload) => {
-        if (topic === TA.job) {
-          // At least once: a resent event has the same eventId and counts once.
-          const event = JSON.parse(payload.toString()) as JobEvent;
-          if (!events.some((e) => e.eventId === event.eventId)) events.push(event);
-        }
-        if (topic === TA.status) status = JSON.parse(payload.toString()) as typeof status;
-      });
-      await watcher.subscribeAsync(
-        [`${DEFAULT_TOPIC_PREFIX}/+/job`, `${DEFAULT_TOPIC_PREFIX}/+/status`],
-        {
-          qos: 1,
+        mqtt: { username: setup.a.username, password: setup.a.password },
+        servicePublicPem: pair.publicPem,
+        // The service's side, with the service's credentials: it sees the agent come online.
+        observer: {
+          protocolVersion,
+          username: SERVICE,
+          password: setup.service.password,
+          topics: [`${DEFAULT_TOPIC_PREFIX}/+/job`, `${DEFAULT_TOPIC_PREFIX}/+/status`],
         },
-      );
+      });
       publisher = new MqttPublisher({
         url: setup.broker.url,
         topicPrefix: DEFAULT_TOPIC_PREFIX,
@@ -705,44 +694,12 @@ for (const protocolVersion of [5, 4] as const) {
         username: SERVICE,
         password: setup.service.password,
       });
-      const settings: AgentSettings = {
-        appId: APP_ID,
-        storeKey: KEY_A,
-        storeId: ID_A,
-        mqtt: {
-          ...testMqtt(setup.broker.url, ID_A, protocolVersion),
-          username: setup.a.username,
-          password: setup.a.password,
-        },
-        keys: { servicePublicKeyFile: join(dir, 'service-public.pem'), scheme: 'RSA-SHA256' },
-        printers: [
-          {
-            id: 'receipt',
-            url: endpoint.address,
-            profile: 'generic-80mm',
-            roles: ['receipt'],
-            statusIntervalMs: 200,
-          },
-        ],
-        receipt: receiptOptions({ header: ['ACL Store'] }),
-        ...testAgentBasics(join(dir, 'state')),
-      };
-      const log = createLogger({
-        level: 'debug',
-        secrets: [KEY_A],
-        destination: { write: (line: string) => void logLines.push(line) },
-      });
-      agent = await Agent.start(settings, log);
-      // Its online status comes after its SUBSCRIBE: from then on an instruction finds its session.
-      await waitFor('the agent online, seen by the service', () => status?.online === true);
       await waitFor('the service publisher connected', () => publisher.connected);
     });
 
     after(async () => {
-      await agent?.stop();
+      await rig?.stop();
       await publisher?.close();
-      await watcher?.endAsync();
-      await endpoint?.close();
       await setup?.broker.stop();
     });
 
@@ -754,11 +711,11 @@ for (const protocolVersion of [5, 4] as const) {
         key: serviceKey,
       });
       await publisher.publish(ID_A, JSON.stringify(envelope));
-      const states = () => events.filter((e) => e.jobId === 'P-ACL-1').map((e) => e.state);
+      const states = () => rig.events.filter((e) => e.jobId === 'P-ACL-1').map((e) => e.state);
       await waitFor('the printed event at the service', () => states().includes('printed'));
       assert.deepEqual(states(), ['queued', 'printing', 'printed']);
-      assert.match(renderText(emulator.paper.tickets.at(-1)!), /Sinigang bowl 1/);
-      assert.equal(status?.storeId, ID_A);
+      assert.match(renderText(rig.emulator.paper.tickets.at(-1)!), /Sinigang bowl 1/);
+      assert.equal(rig.status()?.storeId, ID_A);
 
       // Retained: a service client that subscribes now gets the agent's status.
       const late = await connectOnce(setup.broker.url, {
@@ -784,11 +741,11 @@ for (const protocolVersion of [5, 4] as const) {
         param: { storeId: ID_A, commandId: 'C-ACL-1', type: 'status' },
         key: serviceKey,
       });
-      await watcher.publishAsync(TA.command, JSON.stringify(command), { qos: 1 });
+      await rig.observer.publishAsync(TA.command, JSON.stringify(command), { qos: 1 });
       await waitFor('the command answered', () =>
-        events.some((e) => e.jobId === 'command:C-ACL-1'),
+        rig.events.some((e) => e.jobId === 'command:C-ACL-1'),
       );
-      assert.equal(events.find((e) => e.jobId === 'command:C-ACL-1')?.state, 'printed');
+      assert.equal(rig.events.find((e) => e.jobId === 'command:C-ACL-1')?.state, 'printed');
     });
 
     it("doctor's broker probe passes with the store's credentials and names a wrong password without it", async () => {
@@ -813,10 +770,9 @@ for (const protocolVersion of [5, 4] as const) {
     });
 
     it('stops with {"online": false} retained for the service, and never logged a refusal or a secret', async () => {
-      await agent?.stop();
-      agent = undefined;
-      await waitFor('the offline status at the service', () => status?.online === false);
-      const log = logLines.join('');
+      await rig.stopAgent();
+      await waitFor('the offline status at the service', () => rig.status()?.online === false);
+      const log = rig.logLines.join('');
       assert.doesNotMatch(log, /not authori[sz]ed|subscribe failed|publish to .* failed/i);
       assert.ok(!log.includes(setup.a.password), 'the broker password is in the log');
       assert.ok(!log.includes(KEY_A), 'the store key is in the log');

@@ -1,7 +1,15 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { before, describe, it } from 'node:test';
 import { bundle } from '../../packaging/bundle.js';
@@ -40,7 +48,21 @@ describe('printer-agent --help and --version', () => {
 
 // The build in dist/ (`npm run build`), made once for these tests.
 describe('printer-agent compiled', () => {
-  before(() => bundle());
+  // Files an earlier build wrote and this one does not (a chunk whose hash has changed, an entry
+  // point since dropped): the build empties dist/ first, so none is shipped or loaded by mistake.
+  const stale = [join(ROOT, 'dist', 'chunks', 'chunk-STALE000.js'), join(ROOT, 'dist', 'gone.js')];
+  before(async () => {
+    for (const file of stale) {
+      mkdirSync(dirname(file), { recursive: true });
+      writeFileSync(file, '// written by an earlier build\n');
+    }
+    await bundle();
+  });
+
+  it('leaves no file of an earlier build in dist/', () => {
+    for (const file of stale) assert.equal(existsSync(file), false, `${file} survived the build`);
+    assert.ok(existsSync(join(ROOT, 'dist', 'cli.js')));
+  });
 
   it('works compiled from dist/ (npm run build)', async () => {
     const help = runCli(['--help'], { compiled: true });
@@ -56,7 +78,8 @@ describe('printer-agent compiled', () => {
     assert.equal(jobs.status, 1);
     assert.match(jobs.stderr, /^STORE_FAILED: no job database at /);
     // CJK text for a printer with a CJK font: GB18030 comes from iconv-lite, which the bundle
-    // leaves out and requires on the first CJK character. Same bytes as the sources give.
+    // leaves out and requires on the first CJK character. Same bytes as the sources give (run
+    // in this process: a tsx child would cost 2 s of CPU to say the same).
     const cjk = [
       'render',
       join(ROOT, 'test', 'fixtures', 'orders', 'table-cjk.json'),
@@ -68,7 +91,7 @@ describe('printer-agent compiled', () => {
     const compiled = runCli(cjk, { compiled: true });
     assert.equal(compiled.status, 0, compiled.stderr);
     assert.match(compiled.stdout, / 1c 26 /, 'FS & (CJK mode on) in the bytes');
-    assert.equal(compiled.stdout, runCli(cjk, { source: true }).stdout);
+    assert.equal(compiled.stdout, (await runCliInProcess(cjk)).stdout);
     // The bundle keeps only zod's English locale (decision 210): a malformed order is refused
     // with the same words as from the sources, each field and its rule named.
     const bad = join(mkdtempSync(join(tmpdir(), 'pa-cli-bundle-')), 'order.json');
@@ -85,7 +108,7 @@ describe('printer-agent compiled', () => {
     const compiledRefusal = runCli(refusal, { compiled: true });
     assert.equal(compiledRefusal.status, 1);
     assert.match(compiledRefusal.stderr, /productInfo\[0\]\.price: must be a number/);
-    assert.equal(compiledRefusal.stderr, runCli(refusal, { source: true }).stderr);
+    assert.equal(compiledRefusal.stderr, (await runCliInProcess(refusal)).stderr);
   });
 });
 

@@ -1,13 +1,15 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { freePort } from '../../harness/mosquitto.js';
 import {
   listenTcp,
   renderText,
   type TcpEndpoint,
   VirtualPrinter,
 } from '../../src/emulator/index.js';
-import { runCliInProcess } from '../helpers/cli.js';
+import { fileConfig, workspace } from '../config/fixtures.js';
+import { runCli, runCliInProcess } from '../helpers/cli.js';
 import { ORDERS_DIR } from '../helpers/receipts.js';
 
 /** Runs the CLI in this process, which hosts the emulator the CLI talks to. */
@@ -98,5 +100,42 @@ describe('printer-agent status and print against the emulator', () => {
       emulator.setFault('cover-open', false);
     }
     assert.equal(emulator.paper.tickets.length, before);
+  });
+});
+
+describe('printer-agent status --json when the agent does not answer', () => {
+  it('prints a JSON error document with a stable code and keeps exit 1 (bundle)', async () => {
+    // Issue 42 item 12: a script reading stdout got nothing. The config names a local API port
+    // nobody listens on (one the OS just handed out and took back).
+    const ws = workspace();
+    after(() => ws.cleanup());
+    ws.writeConfig({
+      ...fileConfig(),
+      stateDir: join(ws.dir, 'state'),
+      console: { port: await freePort() },
+    });
+    const env = Object.fromEntries(
+      Object.entries(process.env).filter(([name]) => !name.startsWith('PRINTER_AGENT_')),
+    );
+    const json = runCli(['status', '--config', ws.configPath, '--json'], { env });
+    assert.equal(json.status, 1, json.stderr);
+    const doc = JSON.parse(json.stdout) as { error: { code: string; message: string } };
+    assert.equal(doc.error.code, 'AGENT_UNREACHABLE');
+    assert.match(doc.error.message, /does not answer .*is printer-agent running\?/);
+    assert.match(json.stderr, /^AGENT_UNREACHABLE: /);
+    // Without --json, stdout stays empty as before: the line on stderr says it.
+    const human = await runCliInProcess(['status', '--config', ws.configPath], { env });
+    assert.equal(human.status, 1);
+    assert.equal(human.stdout, '');
+    // A failure before asking (no such config) is a document too.
+    const missing = await runCliInProcess(
+      ['status', '--config', join(ws.dir, 'none.json'), '--json'],
+      { env },
+    );
+    assert.equal(missing.status, 1);
+    assert.equal(
+      (JSON.parse(missing.stdout) as { error: { code: string } }).error.code,
+      'CONFIG_MISSING',
+    );
   });
 });

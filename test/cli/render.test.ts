@@ -3,8 +3,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { LineRasterizer } from '../../src/receipt/raster-text.js';
 import { runCliInProcess } from '../helpers/cli.js';
+import { skipWithoutFonts } from '../helpers/fonts.js';
 import { ORDERS_DIR } from '../helpers/receipts.js';
 
 describe('printer-agent render', () => {
@@ -85,9 +85,7 @@ describe('printer-agent render', () => {
   });
 
   it('by default shows the CJK names as the agent prints them: drawn, not `?`', {
-    skip: LineRasterizer.fromSystem()
-      ? false
-      : 'needs system fonts (Debian packages fonts-dejavu-core and fonts-unifont)',
+    skip: skipWithoutFonts(),
   }, async () => {
     const r = await runCliInProcess(['render', join(ORDERS_DIR, 'table-cjk.json')]);
     assert.equal(r.status, 0, r.stderr);

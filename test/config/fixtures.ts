@@ -5,6 +5,7 @@
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { CONFIG_VERSION } from '../../src/config/migrations.js';
 
 /** Distinctive secrets: if one of these appears in any output, a secret leaked. */
 export const STORE_KEY = 'sk-LEAKCHECK-7f3a9c1e-store-key';
@@ -36,6 +37,7 @@ export function findLeaks(texts: readonly string[], secrets: readonly string[] =
 /** A config object that validates (in memory; key paths need not exist for the schema). */
 export function validRaw(): Record<string, unknown> {
   return {
+    version: CONFIG_VERSION,
     appId: 'A1',
     storeKey: STORE_KEY,
     mqtt: { url: 'mqtts://broker.example.com:8883' },
@@ -81,6 +83,8 @@ export function workspace(): Workspace {
 /** The workspace's config: secrets as files, relative paths. */
 export function fileConfig(): Record<string, unknown> {
   return {
+    // As this agent writes it: a file without a version is 0.1.0's, which commands migrate.
+    version: CONFIG_VERSION,
     appId: 'A1',
     storeKeyFile: 'store-key',
     mqtt: {

@@ -179,6 +179,28 @@ describe('loadConfig: files the config names', () => {
     ]);
   });
 
+  it('the metrics token file: read when long enough, refused when guessable (issue 42 item 8)', () => {
+    const token = 'mt-LEAKCHECK-'.padEnd(40, '7');
+    ws.file('metrics-token', `${token}\n`);
+    const raw = fileConfig();
+    raw.console = { metrics: true, metricsTokenFile: 'metrics-token' };
+    ws.writeConfig(raw);
+    const { config } = load();
+    assert.equal(config.console.metricsToken, token);
+    assert.equal(config.console.metricsTokenFile, join(ws.dir, 'metrics-token'));
+    ws.file('metrics-token', 'mt-LEAKCHECK-short\n');
+    assert.deepEqual(issueLines(loadError()), [
+      `console.metricsTokenFile: the first line of ${join(ws.dir, 'metrics-token')} must be at least 32 characters: this token is never locked out, so it must not be guessable (openssl rand -hex 32)`,
+    ]);
+    assert.ok(!captured.join('\n').includes('mt-LEAKCHECK-short'), 'the token never in a message');
+    // Without metrics there is nothing for it to open.
+    raw.console = { metricsTokenFile: 'metrics-token' };
+    ws.writeConfig(raw);
+    assert.deepEqual(issueLines(loadError()), [
+      'console.metricsTokenFile: applies only with console.metrics: true (it opens /metrics and nothing else)',
+    ]);
+  });
+
   it('warns (does not fail) when a secret file can be read by group or others', () => {
     ws.file('store-key', `${FILE_STORE_KEY}\n`, 0o644);
     ws.file('store-private.pem', 'key\n', 0o640);

@@ -8,10 +8,10 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
+import { pngBytes, writeLogoPng } from '../../harness/logo.js';
 import { validateConfig } from '../../src/config/load.js';
 import { isAgentError } from '../../src/errors.js';
 import { type CliResult, runCliInProcess } from '../helpers/cli.js';
-import { pngBytes, writeLogoPng } from '../helpers/logo.js';
 import { fileConfig, findLeaks, type Workspace, workspace } from './fixtures.js';
 
 let ws: Workspace;
@@ -61,7 +61,10 @@ describe('receipt.logo in the schema', () => {
     assert.deepEqual(issues({ file: 'logo.png', widthMm: 5, align: 'middle', size: 3 }), [
       { path: 'receipt.logo.widthMm', message: 'must be between 10 and 80' },
       { path: 'receipt.logo.align', message: 'must be one of center, left, right' },
-      { path: 'receipt.logo', message: 'unknown setting "size" (see docs/config-reference.md)' },
+      {
+        path: 'receipt.logo',
+        message: 'unknown setting "size" (see printer-agent config reference)',
+      },
     ]);
     assert.deepEqual(issues({ widthMm: 40 }), [
       { path: 'receipt.logo.file', message: 'is required' },

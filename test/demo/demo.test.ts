@@ -1,26 +1,27 @@
 /**
  * `printer-agent demo` (`npm start`) as a person runs it: a child process, its stdout read as it
  * comes. The sample receipts must come out of the emulator with the right content, the printed
- * `curl` command must create and print one more order, and Ctrl-C (SIGINT) must stop everything
- * with exit 0 and remove the temp dir. Every wait is on the child's output or its exit.
+ * `curl` command must create and print one more order (and, run again, the same order: it is
+ * idempotent), the printed new-order script a new order at each run, the status page must
+ * listen on a free port when 8631 is taken, and Ctrl-C (SIGINT) must stop everything with exit 0
+ * and remove the temp dir. Every wait is on the child's output or its exit.
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { chromium } from 'playwright-core';
-import { cliEntry, SOURCE_CLI } from '../helpers/child-entry.js';
+import { cliEntry, SOURCE_CLI } from '../../harness/child-entry.js';
+import { skipWithoutMosquitto } from '../../harness/mosquitto.js';
+import { chromiumSkip, launchChromium } from '../helpers/browser.js';
 import { ROOT } from '../helpers/cli.js';
-import { skipWithoutMosquitto } from '../helpers/mosquitto.js';
 
 /** A deadline so that a broken demo fails the test instead of hanging it; never a measurement. */
 const DEADLINE_MS = 60_000;
 
 const CURL_SKIP = 'needs curl (Debian package curl)';
 const curlSkip = spawnSync('curl', ['--version'], { stdio: 'ignore' }).error ? CURL_SKIP : false;
-const CHROMIUM = '/usr/bin/chromium';
-const chromiumSkip = existsSync(CHROMIUM) ? false : 'needs chromium (Debian package chromium)';
 
 class Demo {
   readonly child: ChildProcess;
@@ -29,7 +30,7 @@ class Demo {
   private readonly waiters = new Set<() => void>();
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 
-  /** `entry`: the argv before `args` (test/helpers/child-entry.ts). */
+  /** `entry`: the argv before `args` (harness/child-entry.ts). */
   constructor(args: string[], entry: readonly string[]) {
     this.child = spawn(process.execPath, [...entry, ...args], {
       cwd: ROOT,
@@ -171,6 +172,31 @@ describe('printer-agent demo (embedded broker)', () => {
     assert.match(extra.paper, /Tapsilog/);
     assert.match(extra.paper, /TOTAL\s+₱255\.00 /);
     assert.match(extra.paper, /Created with curl/);
+
+    // Issue 42 item 14: the same command again is the same create (its paymentTransactionId is
+    // the idempotency key), as the demo now says; the script it prints makes a new order each run.
+    const again = spawnSync('sh', ['-c', curl], { encoding: 'utf8', timeout: DEADLINE_MS });
+    assert.equal(again.status, 0, again.stderr);
+    assert.equal(
+      (JSON.parse(again.stdout) as { data: { orderNo: string } }).data.orderNo,
+      reply.data.orderNo,
+    );
+    assert.match(demo.stdout, /Run again, it answers the same order and prints nothing new/);
+    assert.doesNotMatch(demo.stdout, /each run of the command is a new order/);
+    const script = (await demo.output(/^sh (\S+\/new-order\.sh)$/m, 'the new-order script'))[1]!;
+    const orderNos: string[] = [];
+    for (const n of [5, 6]) {
+      const run = spawnSync('sh', [script], { encoding: 'utf8', timeout: DEADLINE_MS });
+      assert.equal(run.status, 0, run.stderr);
+      const created = JSON.parse(run.stdout) as { code: number; data: { orderNo: string } };
+      assert.equal(created.code, 10000, run.stdout);
+      // Receipts are numbered as the printer cuts them: the repeated curl printed nothing.
+      const receipt = await demo.receipt(n);
+      assert.equal(receipt.orderNo, created.data.orderNo);
+      assert.match(receipt.paper, /Tapsilog/);
+      orderNos.push(created.data.orderNo);
+    }
+    assert.equal(new Set([reply.data.orderNo, ...orderNos]).size, 3, 'three distinct orders');
   });
 
   it('prints the status page address, and the page shows the demo receipts with previews', {
@@ -179,8 +205,7 @@ describe('printer-agent demo (embedded broker)', () => {
     const url = (await demo.output(/^page\s+(http:\/\/127\.0\.0\.1:\d+)\/ /m, 'the page line'))[1]!;
     await demo.receipt(3);
     const orderNos = [...demo.stdout.matchAll(/^order (\S+) created: /gm)].map((m) => m[1]!);
-    // As root (CI), chromium's sandbox cannot start; the page is our own, served from loopback.
-    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    const browser = await launchChromium();
     try {
       const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
       await page.goto(`${url}/`);
@@ -214,6 +239,40 @@ describe('printer-agent demo (embedded broker)', () => {
     assert.match(demo.stdout, /\nstopped\n$/);
     assert.equal(existsSync(tempDir), false, `${tempDir} is still there`);
     assert.equal(demo.stderr, '', 'nothing on stderr');
+  });
+});
+
+describe('printer-agent demo with the status page port taken', () => {
+  let holder: Server | null = null;
+  before(async () => {
+    // 8631 held as another agent or demo would hold it (if something else holds it already, the
+    // demo faces the same).
+    const server = createServer();
+    holder = await new Promise<Server | null>((resolve) => {
+      server.once('error', () => resolve(null));
+      server.listen({ port: 8631, host: '127.0.0.1', exclusive: true }, () => resolve(server));
+    });
+  });
+  after(() => holder?.close());
+
+  it('listens on a free port instead, prints it, and the page answers there (bundle)', async () => {
+    const demo = new Demo(['demo', '--orders', '0'], cliEntry());
+    try {
+      const page = await demo.output(/^page\s+(http:\/\/127\.0\.0\.1:(\d+))\/ /m, 'the page line');
+      const port = Number(page[2]);
+      assert.notEqual(port, 8631);
+      const answer = await fetch(`${page[1]}/api/status`);
+      assert.equal(answer.status, 200);
+      // The agent's config names that port: `printer-agent status --config` finds the page.
+      const tempDir = (await demo.output(/^temp dir\s+(\S+)$/m, 'the temp dir line'))[1]!;
+      const config = JSON.parse(readFileSync(join(tempDir, 'agent.json'), 'utf8'));
+      assert.equal(config.console.port, port);
+      await demo.output(/^Ctrl-C stops everything\.$/m, 'the ready line');
+      const { code } = await demo.stop();
+      assert.equal(code, 0, demo.transcript());
+    } finally {
+      await demo.stop();
+    }
   });
 });
 

@@ -19,6 +19,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import mqtt, { type MqttClient } from 'mqtt';
+import { Mosquitto, skipWithoutMosquitto } from '../../harness/mosquitto.js';
+import { waitFor } from '../../harness/waiting.js';
 import { apiDocuments } from '../../packaging/api-docs.js';
 import { Agent, type AgentSettings } from '../../src/agent.js';
 import { QueryClient } from '../../src/catchup/query-client.js';
@@ -38,9 +40,7 @@ import {
 import { receiptOptions } from '../../src/receipt/options.js';
 import { testMqtt } from '../helpers/agent-settings.js';
 import { ROOT } from '../helpers/cli.js';
-import { Mosquitto, skipWithoutMosquitto } from '../helpers/mosquitto.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
-import { waitFor } from '../helpers/waiting.js';
 import {
   APP_ID,
   clientKey,

@@ -2,12 +2,17 @@
  * An HTTP hop in front of the order service that keeps every request as it passes (issue 19
  * contract tests): the body validated is the exact bytes the service received and answered, not
  * a copy the test built beside them. Requests are forwarded unchanged (method, path, content type,
- * body); answers come back with their status, content type, `X-Signature` and exact bytes, so a
- * client that verifies the signature (the agent's query client) works through it.
+ * `X-Request-Nonce`, body); answers come back with their status, content type, `X-Signature`,
+ * `X-Signature-Version` and exact bytes, so a client that verifies the signature (the agent's
+ * query client, which wants it bound to its request: print-protocol v1.2 §10) works through it.
  */
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { RESPONSE_SIGNATURE_HEADER } from '../../src/protocol/index.js';
+import {
+  REQUEST_NONCE_HEADER,
+  RESPONSE_SIGNATURE_HEADER,
+  RESPONSE_SIGNATURE_VERSION_HEADER,
+} from '../../src/protocol/index.js';
 
 export interface Forwarded {
   method: string;
@@ -39,9 +44,13 @@ export async function recordingProxy(target: string): Promise<RecordingProxy> {
       const body = await bodyOf(req);
       const method = req.method ?? 'GET';
       const contentType = req.headers['content-type'];
+      const nonce = req.headers[REQUEST_NONCE_HEADER];
       const upstream = await fetch(`${target}${req.url}`, {
         method,
-        headers: contentType ? { 'content-type': contentType } : {},
+        headers: {
+          ...(contentType ? { 'content-type': contentType } : {}),
+          ...(typeof nonce === 'string' ? { [REQUEST_NONCE_HEADER]: nonce } : {}),
+        },
         ...(method === 'GET' || method === 'HEAD' ? {} : { body }),
         redirect: 'manual',
       });
@@ -54,7 +63,11 @@ export async function recordingProxy(target: string): Promise<RecordingProxy> {
         answer: bytes.toString('utf8'),
       });
       const headers: Record<string, string> = { 'content-length': String(bytes.length) };
-      for (const name of ['content-type', RESPONSE_SIGNATURE_HEADER]) {
+      for (const name of [
+        'content-type',
+        RESPONSE_SIGNATURE_HEADER,
+        RESPONSE_SIGNATURE_VERSION_HEADER,
+      ]) {
         const value = upstream.headers.get(name);
         if (value !== null) headers[name] = value;
       }

@@ -8,6 +8,8 @@ import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { writeLogoPng } from '../../harness/logo.js';
+import { freePort, Mosquitto, skipWithoutMosquitto } from '../../harness/mosquitto.js';
 import { listenTcp, type TcpEndpoint, VirtualPrinter } from '../../src/emulator/index.js';
 import { generateKeyPair } from '../../src/protocol/signing.js';
 import {
@@ -19,8 +21,6 @@ import {
 } from '../catchup/harness.js';
 import { LOCAL_NAMES, TlsFront } from '../catchup/tls-front.js';
 import { runCliInProcess } from '../helpers/cli.js';
-import { writeLogoPng } from '../helpers/logo.js';
-import { Mosquitto, skipWithoutMosquitto } from '../helpers/mosquitto.js';
 import { TestCa } from '../helpers/test-ca.js';
 
 const STORE_KEY = 'sk-doctor-secret-8841-never-printed';
@@ -35,6 +35,7 @@ interface TestConfig {
   printers: { id: string; url: string; profile: string }[];
   stateDir: string;
   catchUp: { enabled: boolean };
+  console: { port: number };
   receipt?: { logo?: { file: string; widthMm?: number } };
 }
 
@@ -76,6 +77,11 @@ describe('printer-agent doctor', { skip: skipWithoutMosquitto() }, () => {
   let endpoint: TcpEndpoint;
   let dir: string;
   let bin: string;
+  /**
+   * The local API port doctor asks a running agent on: a free one, not the default 8631, which a
+   * demo or agent started by another test file may hold (doctor then reports that agent).
+   */
+  let consolePort: number;
 
   /** A config in `dir`; `change` edits the object before it is written. */
   function writeConfig(name: string, change: (c: TestConfig) => void = () => {}): string {
@@ -92,6 +98,7 @@ describe('printer-agent doctor', { skip: skipWithoutMosquitto() }, () => {
       printers: [{ id: 'receipt', url: endpoint.address, profile: 'generic-80mm' }],
       stateDir: join(dir, 'state'),
       catchUp: { enabled: false },
+      console: { port: consolePort },
     };
     change(config);
     const path = join(dir, name);
@@ -101,6 +108,7 @@ describe('printer-agent doctor', { skip: skipWithoutMosquitto() }, () => {
 
   before(async () => {
     broker = await Mosquitto.start();
+    consolePort = await freePort();
     emulator = new VirtualPrinter({ columns: 48 });
     endpoint = await listenTcp(emulator, { port: 0 });
     dir = mkdtempSync(join(tmpdir(), 'pa-doctor-'));
@@ -126,7 +134,16 @@ describe('printer-agent doctor', { skip: skipWithoutMosquitto() }, () => {
     const run = await doctor(['--config', config], 'yes', bin);
     assert.equal(run.code, 0, run.stdout + run.stderr);
     const lines = run.stdout.trimEnd().split('\n');
-    for (const line of lines) assert.match(line, /^ok {3}/, line);
+    // The fonts line depends on the machine's font packages (a warning where CJK has none; its
+    // own test, test/receipt/missing-fonts.test.ts, gives it a font set).
+    assert.ok(
+      lines.some((l) => /^(ok {3}|warn )fonts: raster lines drawn with /.test(l)),
+      run.stdout,
+    );
+    // A check's continuation lines (its `fix:`) belong to it: the fonts warning's go with it.
+    const checks = lines.filter((l) => !l.startsWith(' '));
+    for (const line of checks.filter((l) => !l.startsWith('warn fonts:')))
+      assert.match(line, /^ok {3}/, line);
     for (const name of ['config', 'keys', 'secret', 'permissions', 'state dir', 'broker', 'clock'])
       assert.ok(
         lines.some((l) => l.startsWith(`ok   ${name}:`)),
@@ -152,9 +169,13 @@ describe('printer-agent doctor', { skip: skipWithoutMosquitto() }, () => {
     });
     const run = await doctor(['--config', config, '--json'], 'yes', bin);
     assert.equal(run.code, 0, run.stdout + run.stderr);
-    const parsed = JSON.parse(run.stdout) as { ok: boolean; checks: { status: string }[] };
+    const parsed = JSON.parse(run.stdout) as {
+      ok: boolean;
+      checks: { status: string; name: string }[];
+    };
     assert.equal(parsed.ok, true);
-    assert.ok(parsed.checks.every((c) => c.status === 'ok'));
+    // The fonts line depends on the machine's font packages (see the test above).
+    assert.ok(parsed.checks.every((c) => c.status === 'ok' || c.name === 'fonts'));
   });
 
   it('missing key file: FAIL keys with the path and a fix, other checks still run', async () => {
@@ -168,9 +189,10 @@ describe('printer-agent doctor', { skip: skipWithoutMosquitto() }, () => {
       run.stdout,
       new RegExp(`^FAIL keys: ${missing}: cannot read public key file \\(ENOENT\\)$`, 'm'),
     );
+    // The service's account (here this one) is named: the file is put in place for it.
     assert.match(
       run.stdout,
-      new RegExp(`^ {5}fix: copy the service public key to ${missing}`, 'm'),
+      new RegExp(`^ {5}fix: sudo install -m 0644 SERVICE-PUBLIC\\.pem ${missing} \\(`, 'm'),
     );
     assert.match(run.stdout, /^ok {3}broker: /m, 'the broker is checked all the same');
     assertNoSecret(run);
@@ -248,7 +270,16 @@ describe('printer-agent doctor', { skip: skipWithoutMosquitto() }, () => {
     const run = await doctor(['--config', config], 'no', bin);
     assert.equal(run.code, 1);
     assert.match(run.stdout, new RegExp(`^warn permissions: storeKeyFile: ${exposed}`, 'm'));
-    assert.match(run.stdout, new RegExp(`^ {5}fix: chmod 600 ${exposed}$`, 'm'));
+    // Owner and mode together: a bare chmod 600 would leave a file root wrote unreadable by the
+    // service (test/doctor/doctor-template.test.ts applies the fix and runs config check).
+    const user = userInfo().username;
+    assert.match(
+      run.stdout,
+      new RegExp(
+        `^ {5}fix: sudo chown ${user}:\\S+ ${exposed} && sudo chmod 0600 ${exposed}$`,
+        'm',
+      ),
+    );
     assert.match(run.stdout, /^FAIL clock: .*not synchronized with NTP/m);
     assertNoSecret(run);
   });
@@ -348,6 +379,28 @@ describe('printer-agent doctor', { skip: skipWithoutMosquitto() }, () => {
         text,
         /^FAIL catch-up: .*X-Signature does not verify with keys\.servicePublicKeyFile/m,
       );
+    });
+
+    it('answers signed version 1 only (an older service): FAIL, or warn with allowV1Signatures', async () => {
+      service.v1Only = true;
+      try {
+        const refused = await catchUpLines({ baseUrl: service.url });
+        assert.equal(refused.run.code, 1);
+        assert.match(
+          refused.text,
+          /^FAIL catch-up: .*answers are signed version 1 \(the body alone, not bound to the request\): catch-up refuses every answer/m,
+        );
+        assert.match(refused.text, /^ {5}fix: upgrade the order service to sign v2/m);
+        const allowed = await catchUpLines({ baseUrl: service.url, allowV1Signatures: true });
+        assert.match(allowed.text, /^warn catch-up: catchUp\.allowV1Signatures is true/m);
+        assert.match(
+          allowed.text,
+          /^warn catch-up: .*reachable; answers are signed version 1 \(X-Signature verifies over the body alone/m,
+        );
+        assert.doesNotMatch(allowed.text, /^FAIL/m);
+      } finally {
+        service.v1Only = false;
+      }
     });
 
     it('http to a host other than loopback: FAIL config saying why and how to fix it', async () => {

@@ -4,13 +4,13 @@
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { cliEntry } from '../helpers/child-entry.js';
+import { cliEntry } from '../../harness/child-entry.js';
+import { next, skipWithoutSocat, tcpClient, waitFor } from '../../harness/waiting.js';
 import { ROOT, runCliInProcess } from '../helpers/cli.js';
-import { next, skipWithoutSocat, tcpClient, waitFor } from '../helpers/waiting.js';
 import { bytes } from './bytes.js';
 
 const ESC_AT = [0x1b, 0x40];
@@ -96,6 +96,13 @@ describe('printer-agent emulator (TCP)', () => {
     assert.equal(json.lines[1].align, 'center');
     assert.equal(json.lines[1].columns, 42, '--width reached the printer');
     assert.deepEqual([...readFileSync(`${base}.bin`)], [...job], 'raw bytes up to the cut');
+    // Tickets hold customer data (issue 40 item 9), under the default umask 022.
+    assert.equal(
+      (statSync(join(dir, 'out')).mode & 0o777).toString(8),
+      '700',
+      '--out made private',
+    );
+    assert.equal((statSync(`${base}.txt`).mode & 0o777).toString(8), '600');
     await emu.line(
       /^ticket 1: 2 lines, 0 codes, 0 images, partial cut, 0 warnings -> .*0001\.txt$/m,
     );
@@ -141,6 +148,34 @@ describe('printer-agent emulator (serial)', { skip: skipWithoutSocat() }, () => 
   });
 });
 
+describe('printer-agent emulator --profile', () => {
+  it('answers GS I as the model of the profile: printers identify names that profile, certain', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'emu-cli-profile-'));
+    const emu = start([
+      'emulator',
+      '--listen',
+      'tcp://127.0.0.1:0',
+      '--out',
+      join(dir, 'out'),
+      '--profile',
+      'epson-tm-t88vi',
+    ]);
+    try {
+      const address = (await emu.line(/^listening (tcp:\/\/127\.0\.0\.1:\d+)$/m))[1]!;
+      const r = await runCliInProcess(['printers', 'identify', address, '--timeout', '2000']);
+      assert.equal(r.status, 0, r.stderr);
+      assert.match(r.stdout, /^tcp:\S+: EPSON TM-T88VI \(firmware 30\.02 ESC\/POS, /m);
+      assert.match(r.stdout, /^profile epson-tm-t88vi \(certain\): /m);
+      emu.child.kill('SIGTERM');
+      const [code] = await emu.exit;
+      assert.equal(code, 0, emu.stderr());
+    } finally {
+      if (emu.child.exitCode === null) emu.child.kill('SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('printer-agent emulator: usage errors exit 2 and name the option', () => {
   const out = join(tmpdir(), 'emu-cli-unused');
   const cases: Array<[string, string[], RegExp]> = [
@@ -164,6 +199,11 @@ describe('printer-agent emulator: usage errors exit 2 and name the option', () =
       'public --control',
       ['--listen', 'tcp://127.0.0.1:0', '--out', out, '--control', '0.0.0.0:9101'],
       /--control.*not a loopback address/,
+    ],
+    [
+      'unknown --profile',
+      ['--listen', 'tcp://127.0.0.1:0', '--out', out, '--profile', 'tm-nothing'],
+      /--profile.*"tm-nothing": not found; known: epson-tm-t20iii/,
     ],
     [
       'bad --slow-link',

@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { describe, it } from 'node:test';
+import { waitFor } from '../../harness/waiting.js';
 import {
   attachLineProtocol,
   EmulatorControl,
@@ -12,7 +13,6 @@ import {
   VirtualPrinter,
 } from '../../src/emulator/index.js';
 import { isLoopbackAuthority, isLoopbackHost } from '../../src/host/loopback.js';
-import { waitFor } from '../helpers/waiting.js';
 import { bytes } from './bytes.js';
 
 function emulator() {

@@ -81,6 +81,16 @@ const STREAMS: Record<string, Uint8Array> = {
     [0x1c, 0x26, 0xc9], // FS & and a lead byte cut off by ...
     LF,
   ),
+  // Wide right-side spacing (ESC SP 33) makes the text after an ESC * band wrap: the warning
+  // that ends the line must name the same character however the text arrived (fuzzing found it
+  // named the text frame, which is cut at chunk ends).
+  'an ESC * band on a line its text wraps': bytes(
+    [0x1b, 0x20, 0x21], // ESC SP 33
+    '  ',
+    [0x1b, 0x2a, 0x00, 0x00, 0x00], // ESC * 0, no columns
+    ' '.repeat(11),
+    LF,
+  ),
   'feeds, drawer, buzzer, queries and real-time commands': bytes(
     [0x1b, 0x70, 0x00, 0x19, 0xfa], // ESC p 0 25 250
     [0x10, 0x14, 0x01, 0x00, 0x02], // DLE DC4 1 0 2
@@ -123,6 +133,12 @@ describe('decoder: chunk boundaries do not change the result', () => {
     assert.equal(codes.open.codes.length, 3);
     const images = decode(STREAMS['raster, bit image bands, graphics']!);
     assert.equal(images.open.images.length, 4);
+    const wrapped = decode(STREAMS['an ESC * band on a line its text wraps']!);
+    assert.deepEqual(
+      wrapped.open.warnings.map((w) => [w.offset, w.bytes]),
+      [[20, '20']],
+      'the wrap is named by the character that did not fit',
+    );
   });
 
   it('a command split inside its length-prefixed data still skips exactly its length', () => {

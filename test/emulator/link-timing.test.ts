@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { next, waitFor } from '../../harness/waiting.js';
 import {
   createInProcessLink,
   DOTS_PER_MM,
@@ -14,7 +15,6 @@ import {
   type Ticket,
   VirtualPrinter,
 } from '../../src/emulator/index.js';
-import { next, waitFor } from '../helpers/waiting.js';
 import { bytes } from './bytes.js';
 
 const ESC_AT = [0x1b, 0x40];

@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import jsQRModule from 'jsqr';
 import { PNG } from 'pngjs';
+import { writeLogoPng } from '../../harness/logo.js';
 import { bytesToSvg, svgToPng } from '../../src/emulator/index.js';
 import { printInstructionSchema } from '../../src/protocol/print-protocol.js';
 import { loadLogo } from '../../src/receipt/logo.js';
@@ -21,7 +22,7 @@ import { getProfile } from '../../src/receipt/profile.js';
 import { LineRasterizer } from '../../src/receipt/raster-text.js';
 import { renderReceipt } from '../../src/receipt/render.js';
 import { ROOT, runCliInProcess } from '../helpers/cli.js';
-import { writeLogoPng } from '../helpers/logo.js';
+import { skipWithoutFonts } from '../helpers/fonts.js';
 import { bytes } from './bytes.js';
 
 const ESC = 0x1b;
@@ -265,9 +266,7 @@ describe('previews of the logo and of raster lines (issue 18)', () => {
   });
 
   it("a CJK name drawn as its line: an image over the name's columns, one text line high", {
-    skip: rasterizer
-      ? false
-      : 'needs system fonts (Debian packages fonts-dejavu-core and fonts-unifont)',
+    skip: skipWithoutFonts(),
   }, () => {
     const rendered = renderReceipt({
       source: { kind: 'instruction', instruction },
@@ -298,9 +297,7 @@ describe('previews of the logo and of raster lines (issue 18)', () => {
   });
 
   it('printer-agent render --format svg draws the CJK lines as images, never `?`', {
-    skip: rasterizer
-      ? false
-      : 'needs system fonts (Debian packages fonts-dejavu-core and fonts-unifont)',
+    skip: skipWithoutFonts(),
   }, async () => {
     const file = join(ROOT, 'test', 'fixtures', 'orders', 'table-cjk.json');
     const svg = await runCliInProcess(['render', file, '--format', 'svg']);

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { SerialPort } from 'serialport';
+import { next, skipWithoutSocat, waitFor } from '../../harness/waiting.js';
 import {
   openDeviceEndpoint,
   openSerialEndpoint,
@@ -19,7 +20,6 @@ import {
   type Ticket,
   VirtualPrinter,
 } from '../../src/emulator/index.js';
-import { next, skipWithoutSocat, waitFor } from '../helpers/waiting.js';
 import { bytes } from './bytes.js';
 
 const ESC_AT = [0x1b, 0x40];

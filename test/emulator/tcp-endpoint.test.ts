@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { next, tcpClient, waitFor } from '../../harness/waiting.js';
 import {
   type ControlServer,
   EmulatorControl,
@@ -17,7 +18,6 @@ import {
   type Ticket,
   VirtualPrinter,
 } from '../../src/emulator/index.js';
-import { next, tcpClient, waitFor } from '../helpers/waiting.js';
 import { bytes } from './bytes.js';
 
 const ESC_AT = [0x1b, 0x40]; // ESC @ initialize

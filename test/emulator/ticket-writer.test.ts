@@ -1,9 +1,20 @@
 /** Ticket files: NNNN.txt / .styled.txt / .json / .bin, raw bytes cut exactly at each ticket. */
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { next } from '../../harness/waiting.js';
 import {
   createInProcessLink,
   LinkSlot,
@@ -11,7 +22,6 @@ import {
   VirtualPrinter,
   type WrittenTicket,
 } from '../../src/emulator/index.js';
-import { next } from '../helpers/waiting.js';
 import { bytes } from './bytes.js';
 
 const ESC_AT = [0x1b, 0x40];
@@ -83,5 +93,48 @@ describe('ticket writer', () => {
     assert.equal(t!.files.styled, undefined);
     assert.equal(existsSync(join(dir, 'gap', '0001.styled.txt')), false);
     writer.close();
+  });
+
+  describe('modes (issue 40 item 9: tickets hold customer data)', () => {
+    const mode = (path: string) => statSync(path).mode & 0o777;
+    let umask: number;
+    // The default here; stated, so the test means the same on a machine with another one.
+    before(() => {
+      umask = process.umask(0o022);
+    });
+    after(() => process.umask(umask));
+
+    it('writes every file 0600 in a directory it creates 0700, parents included', () => {
+      const parent = join(dir, 'modes');
+      const out = join(parent, 'paper');
+      const printer = new VirtualPrinter();
+      const writer = new TicketWriter(printer, { dir: out });
+      printer.write(bytes('Customer: Ito, 090-1234-5678\n', CUT));
+      assert.equal(writer.written.length, 1);
+      assert.equal(mode(out).toString(8), '700');
+      assert.equal(mode(parent).toString(8), '700');
+      const files = readdirSync(out);
+      assert.deepEqual(files.sort(), ['0001.bin', '0001.json', '0001.styled.txt', '0001.txt']);
+      for (const f of files) assert.equal(mode(join(out, f)).toString(8), '600', f);
+      writer.close();
+    });
+
+    it('replaces a looser file left by an earlier run, and leaves a directory it did not make', () => {
+      const out = join(dir, 'existing');
+      mkdirSync(out, { mode: 0o755 });
+      chmodSync(out, 0o755);
+      // An earlier run's ticket and a temporary file a crash left behind, both readable by all.
+      for (const f of ['0001.txt', '0001.txt.tmp'])
+        writeFileSync(join(out, f), 'old', { mode: 0o644 });
+      const printer = new VirtualPrinter();
+      const writer = new TicketWriter(printer, { dir: out, styled: false });
+      printer.write(bytes('new ticket\n', CUT));
+      assert.equal(readFileSync(join(out, '0001.txt'), 'utf8'), 'new ticket\n');
+      for (const f of readdirSync(out)) assert.equal(mode(join(out, f)).toString(8), '600', f);
+      assert.equal(existsSync(join(out, '0001.txt.tmp')), false);
+      // The caller's directory keeps the mode its owner gave it (decision 231).
+      assert.equal(mode(out).toString(8), '755');
+      writer.close();
+    });
   });
 });

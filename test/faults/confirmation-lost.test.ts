@@ -14,9 +14,9 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { skipWithoutMosquitto } from '../../harness/mosquitto.js';
+import { waitFor } from '../../harness/waiting.js';
 import type { Ticket } from '../../src/emulator/index.js';
-import { skipWithoutMosquitto } from '../helpers/mosquitto.js';
-import { waitFor } from '../helpers/waiting.js';
 import { faultSuite, type Json } from './harness.js';
 
 describe('row 4: printed, confirmation lost (child process)', {

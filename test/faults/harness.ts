@@ -3,10 +3,10 @@
  * and nothing of the agent's insides.
  *
  * - the agent as a child process, `printer-agent run --config FILE` (a bundle of the current
- *   sources, test/helpers/child-entry.ts), with a config
+ *   sources, harness/child-entry.ts), with a config
  *   file written here through the real config schema, and fault points enabled only through the
  *   environment (`PRINTER_AGENT_FAULT`, src/jobs/fault-points.ts);
- * - a Mosquitto started by the test file (test/helpers/mosquitto.ts), optionally reached by the
+ * - a Mosquitto started by the test file (harness/mosquitto.ts), optionally reached by the
  *   agent through our TCP proxy (test/helpers/tcp-proxy.ts) so the link can be held, reset or
  *   throttled;
  * - the emulator on TCP (src/emulator), optionally behind a proxy too, with its fault switches;
@@ -30,7 +30,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before } from 'node:test';
 import mqtt, { type MqttClient } from 'mqtt';
-import { agentConfigSchema } from '../../src/config/schema.js';
+import { cliEntry } from '../../harness/child-entry.js';
+import { storeInstruction, storeJobId, storeOrderNo } from '../../harness/instructions.js';
+import { Mosquitto, reachable } from '../../harness/mosquitto.js';
+import { type PrintMarking, printsOnTicket } from '../../harness/ticket-prints.js';
+import { waitFor } from '../../harness/waiting.js';
+import { agentConfigSchema, DEFAULT_CONSOLE_PORT } from '../../src/config/schema.js';
 import {
   type Endpoint,
   listenTcp,
@@ -44,13 +49,9 @@ import { buildEnvelope } from '../../src/protocol/envelope.js';
 import { type JobEvent, type JobState, topics } from '../../src/protocol/print-protocol.js';
 import { generateKeyPair, parseKey, type RsaKey } from '../../src/protocol/signing.js';
 import { deriveStoreId } from '../../src/protocol/store-id.js';
-import { cliEntry } from '../helpers/child-entry.js';
 import { ROOT } from '../helpers/cli.js';
-import { storeInstruction, storeJobId, storeOrderNo } from '../helpers/instructions.js';
-import { Mosquitto } from '../helpers/mosquitto.js';
 import { TcpProxy, type TcpProxyOptions } from '../helpers/tcp-proxy.js';
-import { type PrintMarking, printsOnTicket } from '../helpers/ticket-prints.js';
-import { waitFor } from '../helpers/waiting.js';
+import type { EmulatedUsbPrinter, UsbStack } from '../usbfs/usb-stack.js';
 
 /** The order service's key pair, shared by every store of a test run. */
 export const servicePair = generateKeyPair();
@@ -67,6 +68,14 @@ export interface StoreOptions {
   brokerProxy?: boolean | ProxySettings;
   /** Put a proxy between the agent and the emulator (TCP only). */
   printerProxy?: boolean | ProxySettings;
+  /**
+   * The emulator as a USB printer on this emulated USB stack (test/usbfs/), the agent running
+   * under it: reached through the `usb` package (`usb:VID:PID?serial=`, the default) or through
+   * the kernel's usblp node (`file:/dev/usb/lpN`, the driver bound to the device).
+   */
+  usb?: { stack: UsbStack; through?: 'usb' | 'usblp' };
+  /** Where the config, keys and state dir go (default a new temp dir): a test's file system. */
+  dir?: string;
   /**
    * How the agent reaches the emulator: TCP (default), or a serial port (socat pty pair) at this
    * baud rate, which the agent is configured with (`serial:PATH?baudRate=N`).
@@ -128,7 +137,7 @@ function procStatusMb(pid: number, field: string): number | null {
   }
 }
 
-export { nowCreateTime } from '../helpers/instructions.js';
+export { nowCreateTime } from '../../harness/instructions.js';
 
 export class FaultStore {
   readonly name: string;
@@ -139,7 +148,9 @@ export class FaultStore {
   readonly emulator = new VirtualPrinter({ columns: 48 });
   private readonly cutTicketPrints = new WeakMap<Ticket, Array<Omit<Print, 'ticket'>>>();
   /** Where the agent reaches the emulator; tests may replace it (a replugged printer). */
-  endpoint!: Endpoint;
+  endpoint!: Pick<Endpoint, 'address' | 'slot' | 'close'> & { kind: Endpoint['kind'] | 'usb' };
+  /** The emulated USB device the emulator sits behind (`usb` option). */
+  usbDevice: EmulatedUsbPrinter | null = null;
   brokerProxy: TcpProxy | null = null;
   printerProxy: TcpProxy | null = null;
   dir = '';
@@ -190,9 +201,24 @@ export class FaultStore {
 
   private async setUp(): Promise<void> {
     const o = this.options;
-    this.dir = mkdtempSync(join(tmpdir(), `pa-faults-${this.name}-`));
+    this.dir = o.dir ?? mkdtempSync(join(tmpdir(), `pa-faults-${this.name}-`));
     let printerUrl: string;
-    if (o.serialBaudRate) {
+    if (o.usb) {
+      const through = o.usb.through ?? 'usb';
+      const device = o.usb.stack.plug({
+        printer: this.emulator,
+        serial: `FAULTS-${this.name}`,
+        kernelDriver: through === 'usblp',
+      });
+      this.usbDevice = device;
+      printerUrl = through === 'usblp' ? `file:${device.lpPath}` : device.url;
+      this.endpoint = {
+        kind: 'usb',
+        address: printerUrl,
+        slot: device.slot,
+        close: async () => device.unplug(),
+      };
+    } else if (o.serialBaudRate) {
       this.endpoint = await openSerialEndpoint(this.emulator, { dir: join(this.dir, 'pty') });
       printerUrl = `${this.endpoint.address}?baudRate=${o.serialBaudRate}`;
     } else {
@@ -278,7 +304,7 @@ export class FaultStore {
     await this.service.subscribeAsync([this.t.job, this.t.status], { qos: 1 });
   }
 
-  /** The emulator's TCP endpoint (throws for a serial one). */
+  /** The emulator's TCP endpoint (throws for another kind). */
   get tcp(): TcpEndpoint {
     if (this.endpoint.kind !== 'tcp') throw new Error(`${this.name}: the emulator is not on TCP`);
     return this.endpoint as TcpEndpoint;
@@ -312,7 +338,9 @@ export class FaultStore {
       if (!k.startsWith('PRINTER_AGENT_') && k !== 'JOURNAL_STREAM') childEnv[k] = v;
     Object.assign(childEnv, env);
     // `stdoutFd`: the agent's stdout goes there (a file the test reads) instead of `output`.
-    const child = spawn(process.execPath, [...cliEntry(), 'run', '--config', this.configPath], {
+    let argv = [process.execPath, ...cliEntry(), 'run', '--config', this.configPath];
+    if (this.options.usb) argv = this.options.usb.stack.command(argv);
+    const child = spawn(argv[0]!, argv.slice(1), {
       cwd: ROOT,
       env: childEnv,
       stdio: ['ignore', options.stdoutFd ?? 'pipe', 'pipe'],
@@ -350,6 +378,16 @@ export class FaultStore {
       throw new Error(`${(error as Error).message}\n${this.tail()}`);
     }
     if (!agent.alive) throw new Error(`${this.name}: the agent exited at start-up\n${this.tail()}`);
+    // The local API opens once the online status is out (issue 45): started means both.
+    const local = (JSON.parse(readFileSync(this.configPath, 'utf8')) as { console?: Json }).console;
+    if (local && local.enabled !== false) {
+      const port = typeof local.port === 'number' ? local.port : DEFAULT_CONSOLE_PORT;
+      await waitFor(`${this.name}: the local API listening`, () => reachable(port), ms).catch(
+        (error: Error) => {
+          throw new Error(`${error.message}\n${this.tail()}`);
+        },
+      );
+    }
     return agent;
   }
 
@@ -389,7 +427,7 @@ export class FaultStore {
     return storeOrderNo(this.name, n);
   }
 
-  /** A valid print instruction for order `n` of this store (test/helpers/instructions.ts). */
+  /** A valid print instruction for order `n` of this store (harness/instructions.ts). */
   instruction(n: number, order: Json = {}, extra: Json = {}): Json {
     return storeInstruction(this, n, order, extra);
   }

@@ -13,11 +13,11 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { skipWithoutMosquitto } from '../../harness/mosquitto.js';
+import { waitFor } from '../../harness/waiting.js';
 import { buildEnvelope } from '../../src/protocol/envelope.js';
 import { generateKeyPair, parseKey } from '../../src/protocol/signing.js';
 import { runCliInProcess } from '../helpers/cli.js';
-import { skipWithoutMosquitto } from '../helpers/mosquitto.js';
-import { waitFor } from '../helpers/waiting.js';
 import { faultSuite, serviceKey } from './harness.js';
 
 const otherKey = parseKey(generateKeyPair().privatePem, 'private');

@@ -11,8 +11,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { skipWithoutMosquitto } from '../../harness/mosquitto.js';
 import type { Ticket } from '../../src/emulator/index.js';
-import { skipWithoutMosquitto } from '../helpers/mosquitto.js';
 import { ESC_POS_PAYLOADS, stripControls } from '../helpers/receipts.js';
 import { faultSuite } from './harness.js';
 

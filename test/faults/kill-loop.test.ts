@@ -1,10 +1,10 @@
 /**
  * Fault matrix row 19, power loss: a burst of 500 instructions while the agent (a child process)
- * is SIGKILLed and restarted at random moments, at least 20 times, through start-up, receiving
- * and printing alike: every other kill at a random moment after the process started, the others
- * at a random moment after that life printed its first ticket (so some always land while
- * printing, however slowly a busy machine starts the agent). The broker keeps its session
- * (persistence on, as in a store).
+ * is SIGKILLed and restarted at random moments (20 times in CI's own step, 10 in `npm test`; see
+ * below), through start-up, receiving and printing alike: every other kill at a random moment
+ * after the process started, the others at a random moment after that life printed its first
+ * ticket (so some always land while printing, however slowly a busy machine starts the agent).
+ * The broker keeps its session (persistence on, as in a store).
  *
  * Invariants: every order the broker acknowledged is printed; an order printed more than once is
  * marked on every extra copy (POSSIBLE DUPLICATE); the job database passes
@@ -12,17 +12,22 @@
  *
  * The kill moments come from a seeded generator; a failure names the seed, and `KILL_SEED=N`
  * replays the same schedule.
+ *
+ * Kills: 10 in `npm test` (five from start-up on, five while printing: every moment the loop
+ * aims at); CI runs the issue's 20 in a step of its own, `KILL_LOOP_KILLS=20` (decision 258).
  */
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { skipWithoutMosquitto } from '../../harness/mosquitto.js';
+import { waitFor } from '../../harness/waiting.js';
 import Database from '../../src/host/sqlite.js';
-import { skipWithoutMosquitto } from '../helpers/mosquitto.js';
-import { waitFor } from '../helpers/waiting.js';
 import { faultSuite } from './harness.js';
 
 const ORDERS = 500;
-const KILLS = 20;
+const KILLS = Number(process.env.KILL_LOOP_KILLS ?? 10);
+if (!Number.isSafeInteger(KILLS) || KILLS < 2)
+  throw new Error(`KILL_LOOP_KILLS must be an integer of at least 2, got ${KILLS}`);
 const SEED = Number(process.env.KILL_SEED ?? Math.floor(Math.random() * 2 ** 31));
 
 /** mulberry32: small, seeded, good enough to spread kill moments. */

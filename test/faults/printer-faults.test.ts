@@ -9,9 +9,9 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { skipWithoutMosquitto } from '../../harness/mosquitto.js';
+import { waitFor } from '../../harness/waiting.js';
 import type { FaultName } from '../../src/emulator/index.js';
-import { skipWithoutMosquitto } from '../helpers/mosquitto.js';
-import { waitFor } from '../helpers/waiting.js';
 import { faultSuite } from './harness.js';
 
 const CASES: Array<{ fault: FaultName; code: string; state: string }> = [

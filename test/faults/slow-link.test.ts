@@ -17,8 +17,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { skipWithoutMosquitto } from '../helpers/mosquitto.js';
-import { skipWithoutSocat, waitFor } from '../helpers/waiting.js';
+import { skipWithoutMosquitto } from '../../harness/mosquitto.js';
+import { skipWithoutSocat, waitFor } from '../../harness/waiting.js';
 import { type FaultStore, faultSuite } from './harness.js';
 
 const BPS = 960;

@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { next, tcpClient, waitFor } from '../../harness/waiting.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
-import { next, tcpClient, waitFor } from '../helpers/waiting.js';
 
 /** The target: records what each accepted connection receives, and keeps the sockets. */
 interface Target {

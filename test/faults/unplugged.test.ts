@@ -9,10 +9,11 @@
  * marked POSSIBLE DUPLICATE, then the rest in order, each once.
  */
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
+import { skipWithoutMosquitto } from '../../harness/mosquitto.js';
+import { waitFor } from '../../harness/waiting.js';
 import { listenTcp } from '../../src/emulator/index.js';
-import { skipWithoutMosquitto } from '../helpers/mosquitto.js';
-import { waitFor } from '../helpers/waiting.js';
+import { UsbStack, usbStackSkip } from '../usbfs/usb-stack.js';
 import { faultSuite } from './harness.js';
 
 describe('row 10: printer unplugged mid-job (child process)', {
@@ -65,3 +66,73 @@ describe('row 10: printer unplugged mid-job (child process)', {
     s.assertInvariants();
   });
 });
+
+/**
+ * Row 10's USB half (issue 38): the printer is an emulated USB device on the real driver stack
+ * (test/usbfs/), the agent a child process under it. Unplugged mid-job, the device is gone from
+ * sysfs and its node; plugged back, it has a new device number, and the agent finds it again by
+ * its ids and serial (the printer monitor's next poll reopens the transport: nusb has no replug
+ * notice that the agent needs). Through the `usb` package, and through the kernel's usblp node.
+ */
+for (const through of ['usb', 'usblp'] as const) {
+  describe(`row 10 over USB, through ${through === 'usb' ? 'the usb package' : 'usblp'} (child process)`, {
+    skip: skipWithoutMosquitto() || usbStackSkip(),
+  }, () => {
+    const env = faultSuite();
+    let stack: UsbStack;
+    before(async () => {
+      stack = await UsbStack.start();
+    });
+    after(async () => {
+      await env.stores.tearDown();
+      await stack?.close();
+    });
+
+    it(`row 10 (${through}): unplugged mid-job: waiting, then printed again marked after the replug`, async () => {
+      const s = await env.stores.create({
+        name: `r10${through}`,
+        broker: env.broker,
+        usb: { stack, through },
+      });
+      const device = s.usbDevice!;
+      await s.startOnline();
+      await waitFor('printer ready', () => s.printerState() === 'ready', 15_000);
+      device.slot.setSlowLink(1000);
+
+      await s.publish(1);
+      let unplugged = false;
+      const stop = s.countDelivered((total) => {
+        if (!unplugged && total >= 300) {
+          unplugged = true;
+          device.unplug();
+        }
+      });
+      try {
+        await waitFor('the unplug', () => unplugged, 20_000);
+      } finally {
+        stop();
+      }
+      assert.equal(s.emulator.paper.tickets.length, 0, 'unplugged before the cut');
+      const address = device.devnum;
+
+      const waiting = await s.waitForState(1, 'waiting');
+      assert.match(waiting.reason?.code ?? '', /^PRINTER_(DISCONNECTED|UNREACHABLE)$/);
+      await waitFor('status disconnected', () => s.printerState() === 'disconnected', 15_000);
+      await s.publish(2);
+      await s.waitForState(2, 'queued');
+      assert.ok(!s.states(2).includes('printing'));
+
+      // Plugged back in: a new device number, full speed.
+      device.slot.setSlowLink(null);
+      device.plug();
+      assert.notEqual(device.devnum, address);
+      await s.waitForState(2, 'printed');
+      const reprinting = s.eventsOf(1).filter((e) => e.state === 'printing');
+      assert.equal(reprinting.length, 2, s.states(1).join());
+      assert.deepEqual(reprinting[1]!.markings, ['POSSIBLE DUPLICATE']);
+      assert.deepEqual(s.printedOrders(), [s.orderNo(1), s.orderNo(2)], 'in order');
+      assert.deepEqual(s.printsByOrder().get(s.orderNo(2))!.length, 1);
+      s.assertInvariants();
+    });
+  });
+}

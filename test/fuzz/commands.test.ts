@@ -29,6 +29,7 @@ import {
   type Json,
   mutateCommand,
   oddValue,
+  targetRuns,
   validCommand,
   withExtraKeys,
 } from './arbitraries.js';
@@ -89,6 +90,9 @@ function open(body: Buffer | string | object, rawSize?: number): Opened<Command>
   );
 }
 
+/** This target's FUZZ_RUNS (10,000 in `npm test`) over its properties (decision 259). */
+const RUNS = targetRuns({ valid: 25, broken: 25, open: 25, inbox: 25 });
+
 describe('fuzz: commands', { timeout: FUZZ_TIMEOUT_MS }, () => {
   it('the schema: valid commands pass, extra keys or not (positive control)', {
     timeout: FUZZ_TIMEOUT_MS,
@@ -99,7 +103,7 @@ describe('fuzz: commands', { timeout: FUZZ_TIMEOUT_MS }, () => {
         assert.ok(result.ok, result.ok ? '' : describeIssues(result.issues));
         assert.equal(result.value.type, c.type);
       }),
-      fuzzOptions(),
+      fuzzOptions(RUNS.valid),
     );
   });
 
@@ -142,7 +146,7 @@ describe('fuzz: commands', { timeout: FUZZ_TIMEOUT_MS }, () => {
             );
         },
       ),
-      fuzzOptions(),
+      fuzzOptions(RUNS.broken),
     );
   });
 
@@ -152,7 +156,7 @@ describe('fuzz: commands', { timeout: FUZZ_TIMEOUT_MS }, () => {
     assert.ok(SIGNED.authentic.size >= 20);
     fc.assert(
       fc.property(commandCase, (c) => checkOpened(c, open(c.body, c.rawSize), SIGNED)),
-      fuzzOptions(),
+      fuzzOptions(RUNS.open),
     );
   });
 
@@ -221,7 +225,7 @@ describe('fuzz: commands', { timeout: FUZZ_TIMEOUT_MS }, () => {
           assert.equal(event.reason?.code, 'DUPLICATE');
         }
       }),
-      fuzzOptions(),
+      fuzzOptions(RUNS.inbox),
     );
     for (const outcome of [
       'rejected',

@@ -6,8 +6,8 @@
  * The configs are config/config.example.json with the secrets inline (`storeKey`,
  * `mqtt.password`, generated per case) and one thing changed: a field of another type, out of
  * range, deleted, an unknown key, an arbitrary value, a secret typed into another field, or the
- * file's text damaged. Every outcome: a config, or an AgentError CONFIG_INVALID whose every issue
- * has a path; no secret, nor a 12-character piece of one, in any message. The untouched config
+ * file's text damaged. Every outcome: a config, or an AgentError CONFIG_INVALID (CONFIG_TOO_NEW for
+ * a `version` above this agent's) whose every issue has a path; no secret, nor a 12-character piece of one, in any message. The untouched config
  * must validate (positive control); a change of type or range is reported on that very field.
  */
 import assert from 'node:assert/strict';
@@ -15,6 +15,7 @@ import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import {
+  CONFIG_VERSION,
   ENV_OVERRIDES,
   locateJsonError,
   parseConfigText,
@@ -28,6 +29,7 @@ import {
   FUZZ_TIMEOUT_MS,
   fuzzOptions,
   type Json,
+  targetRuns,
 } from './arbitraries.js';
 
 const FILE = '/etc/printer-agent/config.json';
@@ -236,20 +238,47 @@ const configCase: fc.Arbitrary<ConfigCase> = fc
     return fc.oneof(...changes);
   });
 
+/**
+ * The code a refused file gets: CONFIG_TOO_NEW for a `version` above this agent's (a file of a
+ * newer agent, issue 43 item 7), CONFIG_INVALID for everything else.
+ */
+function expectedCode(raw: unknown): string {
+  const version = (raw as { version?: unknown } | null)?.version;
+  return typeof version === 'number' && Number.isSafeInteger(version) && version > CONFIG_VERSION
+    ? 'CONFIG_TOO_NEW'
+    : 'CONFIG_INVALID';
+}
+
 /** parse + validate the way `config check` does; the outcome or the typed error. */
 function check(c: ConfigCase): { ok: true } | { ok: false; error: AgentError } {
+  let raw: Record<string, unknown> | undefined;
   try {
-    const raw = parseConfigText(c.text ?? JSON.stringify(c.value), FILE);
+    raw = parseConfigText(c.text ?? JSON.stringify(c.value), FILE);
     validateConfig(raw, { file: FILE, env: c.env, cwd: '/' });
     return { ok: true };
   } catch (error) {
     assert.ok(error instanceof AgentError, `${c.label}: untyped ${String(error)}`);
-    assert.equal(error.code, 'CONFIG_INVALID', `${c.label}: ${error.code}`);
+    assert.equal(error.code, expectedCode(raw), `${c.label}: ${error.code}`);
     assert.ok(error.message.startsWith(`${FILE}: `), error.message);
     assertIssues(error.issues);
     for (const text of [error.message, ...error.issues.map((i) => `${i.path}: ${i.message}`)])
       assertNoSecret(text, c.secrets);
     return { ok: false, error };
+  }
+}
+
+/**
+ * This target's FUZZ_RUNS (10,000 in `npm test`) over its properties (decision 259); the positive
+ * control's 200 cases come on top.
+ */
+const RUNS = targetRuns({ oneChange: 50, text: 50 });
+
+/** The text's JSON value, or null when it is none (then no version can make it too new). */
+function parsedOrNull(text: string): unknown {
+  try {
+    return parseConfigText(text, FILE);
+  } catch {
+    return null;
   }
 }
 
@@ -267,7 +296,7 @@ describe('fuzz: config files', { timeout: FUZZ_TIMEOUT_MS }, () => {
         });
         assert.ok(result.ok, result.ok ? '' : result.error.message);
       }),
-      fuzzOptions({ numRuns: 200 }),
+      fuzzOptions(200),
     );
   });
 
@@ -287,7 +316,7 @@ describe('fuzz: config files', { timeout: FUZZ_TIMEOUT_MS }, () => {
           `${c.label}: no issue at ${c.path}: ${result.error.message}`,
         );
       }),
-      fuzzOptions(),
+      fuzzOptions(RUNS.oneChange),
     );
     assert.deepEqual([...seen].sort(), ['invalid', 'valid']);
   });
@@ -356,12 +385,12 @@ describe('fuzz: config files', { timeout: FUZZ_TIMEOUT_MS }, () => {
           validateConfig(raw, { file: FILE, env: {}, cwd: '/' });
         } catch (error) {
           assert.ok(error instanceof AgentError, String(error));
-          assert.equal(error.code, 'CONFIG_INVALID');
+          assert.equal(error.code, expectedCode(parsedOrNull(t)));
           assert.ok(error.message.startsWith(`${FILE}: `));
           assertIssues(error.issues);
         }
       }),
-      fuzzOptions(),
+      fuzzOptions(RUNS.text),
     );
   });
 });

@@ -171,7 +171,10 @@ export function envelopeCases(pool: readonly PoolEntry[]): fc.Arbitrary<Case> {
       otherText({ min: 1, max: 64 }, APP_ID).map((v) => ({
         label: 'another appId',
         value: set('appId', v),
-        expect: afterSignature(e, reject('IDENTITY_MISMATCH', 'appId')),
+        // print-protocol v1.2 §10: an appId holds no ':', whoever signed the envelope.
+        expect: v.includes(':')
+          ? reject('ENVELOPE_INVALID', 'appId')
+          : afterSignature(e, reject('IDENTITY_MISMATCH', 'appId')),
       })),
       fc.oneof(badEnvelopeString(64), fc.constant(undefined)).map((v) => ({
         label: 'appId broken',

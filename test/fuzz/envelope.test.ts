@@ -26,6 +26,7 @@ import {
   FUZZ_TIMEOUT_MS,
   fuzzOptions,
   mutateInstruction,
+  targetRuns,
   validInstruction,
 } from './arbitraries.js';
 import {
@@ -142,6 +143,9 @@ function open(
   );
 }
 
+/** This target's FUZZ_RUNS (10,000 in `npm test`) over its properties (decision 259). */
+const RUNS = targetRuns({ open: 50, inbox: 50 });
+
 describe('fuzz: envelopes', { timeout: FUZZ_TIMEOUT_MS }, () => {
   it('the pool holds valid signed instructions, and they open (positive control)', {
     timeout: FUZZ_TIMEOUT_MS,
@@ -169,7 +173,7 @@ describe('fuzz: envelopes', { timeout: FUZZ_TIMEOUT_MS }, () => {
         seen.add(result.ok ? 'accepted' : result.error.code);
         checkOpened(c, result, SIGNED);
       }),
-      fuzzOptions(),
+      fuzzOptions(RUNS.open),
     );
     // Both ways out were taken, and the rejections were told apart.
     for (const code of [
@@ -199,12 +203,14 @@ describe('fuzz: envelopes', { timeout: FUZZ_TIMEOUT_MS }, () => {
       },
     );
     let stored = 0;
+    let stale = 0;
     await fc.assert(
       fc.asyncProperty(envelopeCase, topic, async (c, t) => {
         const payload =
           c.body instanceof Buffer
             ? c.body
             : Buffer.from(typeof c.body === 'string' ? c.body : (JSON.stringify(c.body) ?? ''));
+        const floor = harness.store.timeFloor();
         const disposition = await harness.inbox.handle(t, payload);
         assert.equal(disposition, 'ack');
         const events = harness.takeEvents();
@@ -221,7 +227,10 @@ describe('fuzz: envelopes', { timeout: FUZZ_TIMEOUT_MS }, () => {
         // The case's own expectation holds for the bytes too (a declared rawSize does not travel).
         if (t === TOPICS.print && c.rawSize === undefined) {
           if (c.expect.kind === 'accept')
-            assert.ok(['queued', 'duplicate'].includes(event.state), `${c.label}: ${event.state}`);
+            assert.ok(
+              ['queued', 'duplicate', 'failed'].includes(event.state),
+              `${c.label}: ${event.state}`,
+            );
           if (c.expect.kind === 'reject') assert.equal(event.reason?.code, c.expect.code, c.label);
         }
         if (!oracle.ok) {
@@ -230,8 +239,17 @@ describe('fuzz: envelopes', { timeout: FUZZ_TIMEOUT_MS }, () => {
           assert.ok(oracle.error instanceof AgentError);
           return;
         }
-        const { jobId } = oracle.param as { jobId: string };
-        if (event.state === 'queued') {
+        const { jobId, createTime } = oracle.param as { jobId: string; createTime: string };
+        // The time floor (v1.2 §10): more than 7 days older than the newest order stored before.
+        const utc = (v: string) => Date.parse(`${v.replace(' ', 'T')}Z`);
+        const belowFloor = floor !== null && utc(floor) - utc(createTime) > 7 * 86_400_000;
+        if (event.state === 'failed') {
+          assert.ok(belowFloor, `${c.label}: failed ${createTime}, floor ${floor}`);
+          assert.equal(event.reason?.code, 'STALE_ORDER');
+          assert.equal(harness.store.getByJobId(jobId)?.state, 'failed', 'stored failed');
+          stale++;
+        } else if (event.state === 'queued') {
+          assert.ok(!belowFloor, `${c.label}: queued ${createTime} below the floor ${floor}`);
           assert.equal(event.jobId, jobId);
           // The harness's clock is not trusted: the age was not checked, and the event says so.
           assert.deepEqual(
@@ -245,8 +263,10 @@ describe('fuzz: envelopes', { timeout: FUZZ_TIMEOUT_MS }, () => {
           assert.equal(event.reason?.code, 'DUPLICATE');
         }
       }),
-      fuzzOptions(),
+      fuzzOptions(RUNS.inbox),
     );
     assert.ok(stored > 0, 'no instruction was ever stored');
+    // Fuzzed createTimes span centuries: some fall below the floor the ones before them set.
+    assert.ok(stale > 0, 'no instruction ever met the time floor');
   });
 });

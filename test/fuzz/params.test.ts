@@ -22,7 +22,6 @@ import {
 import {
   assertIssues,
   breakField,
-  FUZZ_RUNS,
   FUZZ_TIMEOUT_MS,
   fuzzOptions,
   type Json,
@@ -31,6 +30,7 @@ import {
   mutateCreate,
   mutateInstruction,
   oddValue,
+  targetRuns,
   textIn,
   validCreateParams,
   validInstruction,
@@ -144,6 +144,9 @@ const MUTATE: Record<Kind, (v: Json) => fc.Arbitrary<Mutation>> = {
 
 const kind = fc.constantFrom<Kind>('create', 'query', 'print');
 
+/** This target's FUZZ_RUNS (10,000 in `npm test`) over its properties (decision 259). */
+const RUNS = targetRuns({ valid: 25, broken: 35, price: 10, anyValue: 30 });
+
 describe('fuzz: param schemas', { timeout: FUZZ_TIMEOUT_MS }, () => {
   it('valid create, query and print params pass (positive control), extra keys or not', {
     timeout: FUZZ_TIMEOUT_MS,
@@ -158,7 +161,7 @@ describe('fuzz: param schemas', { timeout: FUZZ_TIMEOUT_MS }, () => {
           assert.ok(result.ok, `rejected: ${result.ok ? '' : describeIssues(result.issues)}`);
         },
       ),
-      fuzzOptions(),
+      fuzzOptions(RUNS.valid),
     );
   });
 
@@ -170,7 +173,7 @@ describe('fuzz: param schemas', { timeout: FUZZ_TIMEOUT_MS }, () => {
         kind.chain((k) => VALID[k].chain(MUTATE[k]).map((m) => ({ k, m }))),
         ({ k, m }) => rejectedAt(k, m),
       ),
-      fuzzOptions(),
+      fuzzOptions(RUNS.broken),
     );
   });
 
@@ -196,7 +199,7 @@ describe('fuzz: param schemas', { timeout: FUZZ_TIMEOUT_MS }, () => {
           );
         },
       ),
-      fuzzOptions({ numRuns: Math.ceil(FUZZ_RUNS / 10) }),
+      fuzzOptions(RUNS.price),
     );
   });
 
@@ -229,7 +232,7 @@ describe('fuzz: param schemas', { timeout: FUZZ_TIMEOUT_MS }, () => {
       fc.property(fc.oneof(fc.record({ k: kind, value: anyValue }), replaced), ({ k, value }) => {
         parse(k, value);
       }),
-      fuzzOptions(),
+      fuzzOptions(RUNS.anyValue),
     );
   });
 });

@@ -21,7 +21,7 @@ import { blocksPrinting, decodeStatus, type StatusBytes } from '../../src/printe
 import type { Transport } from '../../src/printer/transport.js';
 import { PRINTER_STATES } from '../../src/protocol/index.js';
 import { decode, snapshot } from '../emulator/bytes.js';
-import { cuts, FUZZ_TIMEOUT_MS, fuzzOptions, splitAt } from './arbitraries.js';
+import { cuts, FUZZ_TIMEOUT_MS, fuzzOptions, splitAt, targetRuns } from './arbitraries.js';
 
 // ---------------------------------------------------------------------------------------------
 // decodeStatus
@@ -34,6 +34,16 @@ const replyByte = fc.option(
   fc.oneof(fc.integer({ min: 0, max: 255 }).filter(statusShaped), fc.integer({ min: 0, max: 255 })),
   { nil: undefined },
 );
+
+/** This target's FUZZ_RUNS (10,000 in `npm test`) over its properties (decision 259). */
+const RUNS = targetRuns({
+  decodeStatus: 15,
+  status: 15,
+  processId: 20,
+  gsR1: 15,
+  decoder: 20,
+  virtualPrinter: 15,
+});
 
 describe('fuzz: printer replies', { timeout: FUZZ_TIMEOUT_MS }, () => {
   it('decodeStatus: every combination of replies gives a consistent state', {
@@ -67,7 +77,7 @@ describe('fuzz: printer replies', { timeout: FUZZ_TIMEOUT_MS }, () => {
           );
         },
       ),
-      fuzzOptions(),
+      fuzzOptions(RUNS.decodeStatus),
     );
   });
 
@@ -140,7 +150,7 @@ describe('fuzz: printer replies', { timeout: FUZZ_TIMEOUT_MS }, () => {
           assert.deepEqual(outcomes[1], model);
         },
       ),
-      fuzzOptions(),
+      fuzzOptions(RUNS.status),
     );
   });
 
@@ -208,7 +218,7 @@ describe('fuzz: printer replies', { timeout: FUZZ_TIMEOUT_MS }, () => {
           );
         },
       ),
-      fuzzOptions(),
+      fuzzOptions(RUNS.processId),
     );
   });
 
@@ -236,7 +246,7 @@ describe('fuzz: printer replies', { timeout: FUZZ_TIMEOUT_MS }, () => {
           assert.equal(outcome.outcome === 'printed', present);
         },
       ),
-      fuzzOptions(),
+      fuzzOptions(RUNS.gsR1),
     );
   });
 
@@ -295,7 +305,7 @@ describe('fuzz: printer replies', { timeout: FUZZ_TIMEOUT_MS }, () => {
         assert.ok(!text.includes('internal error'), text);
         assert.deepEqual(snapshot(decode(splitAt(data, at), options)), whole);
       }),
-      fuzzOptions(),
+      fuzzOptions(RUNS.decoder),
     );
   });
 
@@ -318,7 +328,7 @@ describe('fuzz: printer replies', { timeout: FUZZ_TIMEOUT_MS }, () => {
       fc.property(escpos, fc.subarray([...FAULTS]), cuts(400), (data, faults, at) => {
         assert.deepEqual(run(splitAt(data, at), faults), run([data], faults));
       }),
-      fuzzOptions(),
+      fuzzOptions(RUNS.virtualPrinter),
     );
   });
 });

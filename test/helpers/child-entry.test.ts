@@ -1,5 +1,5 @@
 /**
- * The bundles the tests' child processes run (test/helpers/child-entry.ts): current sources, never
+ * The bundles the tests' child processes run (harness/child-entry.ts): current sources, never
  * a stale bundle, never half a bundle, whichever of the parallel test processes builds it.
  */
 import assert from 'node:assert/strict';
@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
-import { cliEntry, scriptEntry } from './child-entry.js';
+import { cliEntry, scriptEntry } from '../../harness/child-entry.js';
 import { ROOT } from './cli.js';
 
 // These tests are about the bundles: the switch back to the sources is not for them (nor for the
@@ -78,7 +78,7 @@ describe('child-entry', () => {
     writeFileSync(script, "import { message } from './message.ts';\nconsole.log(message);\n");
     writeFileSync(join(dir, 'message.ts'), "export const message: string = 'first';\n");
     const probe = join(dir, 'probe.mts');
-    const helper = pathToFileURL(join(ROOT, 'test', 'helpers', 'child-entry.ts')).href;
+    const helper = pathToFileURL(join(ROOT, 'harness', 'child-entry.ts')).href;
     writeFileSync(
       probe,
       `import { scriptEntry } from ${JSON.stringify(helper)};\nconsole.log(JSON.stringify(scriptEntry(process.argv[2])));\n`,

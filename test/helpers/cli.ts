@@ -9,8 +9,8 @@ import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
+import { cliEntry, SOURCE_CLI } from '../../harness/child-entry.js';
 import { main } from '../../src/cli/program.js';
-import { cliEntry, SOURCE_CLI } from './child-entry.js';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 

@@ -7,13 +7,14 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { cliEntry } from '../../harness/child-entry.js';
+import { waitFor } from '../../harness/waiting.js';
 import { renderJob } from '../../src/jobs/render-job.js';
 import { Spooler } from '../../src/jobs/spooler.js';
 import { JobStore } from '../../src/jobs/store.js';
 import { getProfile } from '../../src/receipt/profile.js';
-import { cliEntry } from '../helpers/child-entry.js';
-import { type CliResult, ROOT, runCliInProcess } from '../helpers/cli.js';
-import { waitFor } from '../helpers/waiting.js';
+import { fileConfig, workspace } from '../config/fixtures.js';
+import { type CliResult, ROOT, runCli, runCliInProcess } from '../helpers/cli.js';
 import { emulatedPrinter, instruction, OPTIONS, PROFILE, tempDir } from './fixtures.js';
 
 /**
@@ -127,6 +128,31 @@ describe('printer-agent jobs', () => {
     const unknown = await runCliInProcess(['jobs', 'show', 'P-99999', ...dir]);
     assert.equal(unknown.status, 1);
     assert.match(unknown.stderr, /^JOB_NOT_FOUND: /);
+  });
+
+  it('reads the queue of the config $PRINTER_AGENT_CONFIG names, as status and config do (bundle)', async () => {
+    // Issue 42 item 11: without --config or --state-dir, jobs read the default state dir even
+    // when the variable named the agent's config.
+    const { stateDir } = fresh();
+    const ws = workspace();
+    cleanup.push(() => ws.cleanup());
+    ws.writeConfig({ ...fileConfig(), stateDir });
+    const env = Object.fromEntries(
+      Object.entries(process.env).filter(([name]) => !name.startsWith('PRINTER_AGENT_')),
+    );
+    const listed = runCli(['jobs', 'list', '--json'], {
+      env: { ...env, PRINTER_AGENT_CONFIG: ws.configPath },
+    });
+    assert.equal(listed.status, 0, listed.stderr);
+    assert.deepEqual(
+      (JSON.parse(listed.stdout) as Array<{ jobId: string }>).map((j) => j.jobId),
+      ['P-00003', 'P-00002', 'P-00001'],
+    );
+    // --state-dir still wins over the variable.
+    const other = await runCliInProcess(['jobs', 'list', '--state-dir', fresh().stateDir], {
+      env: { ...env, PRINTER_AGENT_CONFIG: join(ws.dir, 'no-such-config.json') },
+    });
+    assert.equal(other.status, 0, other.stderr);
   });
 
   it('shows one job by id or jobId, with its payload', async () => {

@@ -9,11 +9,11 @@ import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { scriptEntry } from '../../harness/child-entry.js';
+import { waitFor } from '../../harness/waiting.js';
 import { listenTcp, type TcpEndpoint, VirtualPrinter } from '../../src/emulator/index.js';
 import { JobStore } from '../../src/jobs/store.js';
-import { scriptEntry } from '../helpers/child-entry.js';
 import { ROOT } from '../helpers/cli.js';
-import { waitFor } from '../helpers/waiting.js';
 import type { ChildConfig } from './crash-child.js';
 import { pad, printedReceipts, tempDir } from './fixtures.js';
 

@@ -20,6 +20,7 @@ import {
   type PrintInstruction,
   printInstructionSchema,
 } from '../../src/protocol/print-protocol.js';
+import { formatTimestamp } from '../../src/protocol/time.js';
 import { receiptOptions } from '../../src/receipt/options.js';
 
 /** The first header line of every test receipt: the paper is split into receipts at it. */
@@ -36,7 +37,9 @@ export function instruction(n: number, extra: Record<string, unknown> = {}): Pri
   return printInstructionSchema.parse({
     jobId: `P-${pad(n)}`,
     orderNo: `O-${pad(n)}`,
-    createTime: '2026-11-25 12:30:05',
+    // Placed a minute ago by the host's clock: an order days old prints LATE (v1.2 §10), and no
+    // test may depend on the date it runs on.
+    createTime: formatTimestamp(new Date(Date.now() - 60_000)),
     order: {
       productInfo: [{ productName: `Item ${n}`, price: 1000 + n, quantity: 1 }],
       orderType: 1,

@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { waitFor } from '../../harness/waiting.js';
 import { AgentError } from '../../src/errors.js';
 import Database from '../../src/host/sqlite.js';
 import type { Job } from '../../src/jobs/job.js';
@@ -15,7 +16,6 @@ import { MIGRATIONS } from '../../src/jobs/migrations.js';
 import { Spooler } from '../../src/jobs/spooler.js';
 import { DATABASE_FILE, JobStore } from '../../src/jobs/store.js';
 import { type JobEvent, jobEventSchema } from '../../src/protocol/print-protocol.js';
-import { waitFor } from '../helpers/waiting.js';
 import {
   acknowledged,
   emulatedPrinter,

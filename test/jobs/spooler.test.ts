@@ -5,14 +5,19 @@
  * conditions with deadlines, never for a fixed time.
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { waitFor } from '../../harness/waiting.js';
 import { AgentError } from '../../src/errors.js';
 import type { Job } from '../../src/jobs/job.js';
 import { type JobPrinter, Spooler, type SpoolerOptions } from '../../src/jobs/spooler.js';
 import type { JobStore } from '../../src/jobs/store.js';
 import { PrinterMonitor } from '../../src/printer/monitor.js';
+import { orderRecordSchema } from '../../src/protocol/order-record.js';
 import { type JobEvent, jobEventSchema } from '../../src/protocol/print-protocol.js';
-import { waitFor } from '../helpers/waiting.js';
+import { formatTimestamp } from '../../src/protocol/time.js';
+import { ORDERS_DIR } from '../helpers/receipts.js';
 import {
   type EmulatedPrinter,
   emulatedPrinter,
@@ -232,6 +237,77 @@ describe('spooler against the emulator', () => {
     onTime.start();
     await waitFor('printed', () => stateOf(store, 'P-00002') === 'printed');
     assert.equal(printedReceipts(rig.emulator)[1]!.late, false);
+  });
+
+  it('marks LATE, with the date and age, an order placed days ago by its own time (v1.2 §10)', async () => {
+    const store = openStore('late-order');
+    cleanup.push(() => store.close());
+    const rig = await printerRig();
+    const ago = (ms: number) => formatTimestamp(new Date(Date.now() - ms));
+    const HOUR = 3_600_000;
+    // Stored just now (the store-time rule sees nothing late): only the order's own time tells.
+    const threeDays = ago(3 * 24 * HOUR + 5 * 60_000);
+    store.enqueueInstruction(instruction(1, { createTime: threeDays }));
+    store.enqueueInstruction(instruction(2, { createTime: ago(11 * HOUR) }));
+    const record = {
+      ...orderRecordSchema.parse(
+        JSON.parse(readFileSync(join(ORDERS_DIR, 'record-options-remark.json'), 'utf8')),
+      ),
+      orderInnerNo: 'O-00003',
+      createTime: ago(13 * HOUR + 60_000),
+    };
+    store.enqueueRecord(record);
+    const s = spooler(store, [{ id: 'receipt', printer: rig.printer, profile: PROFILE }], {
+      lateAfterMs: 30 * 60_000,
+    });
+    s.start();
+    await waitFor('three printed', () => store.countByState().printed === 3);
+    const receipts = printedReceipts(rig.emulator);
+    const byOrder = (no: string) => receipts.find((r) => r.text.includes(no))!;
+    const old = byOrder('O-00001');
+    assert.equal(old.late, true);
+    assert.match(old.text, new RegExp(`placed ${threeDays.slice(0, 16)}`));
+    assert.match(old.text, /^\s*3 days ago\s*$/m);
+    assert.equal(byOrder('O-00002').late, false, 'eleven hours is not late at day scale');
+    const caughtUp = byOrder('O-00003');
+    assert.equal(caughtUp.late, true, 'a catch-up record is judged by its own time too');
+    assert.match(caughtUp.text, /^\s*13 hours ago\s*$/m);
+    const printed = jobEvents(store).filter((e) => e.state === 'printed');
+    assert.deepEqual(
+      printed.map((e) => [e.jobId, e.markings]),
+      [
+        ['P-00001', ['LATE']],
+        ['P-00002', undefined],
+        ['catch-up:O-00003', ['LATE']],
+      ],
+    );
+  });
+
+  it('prints a job stored before v1.2 whose ids the look-alike rule now refuses (decision 238)', async () => {
+    const store = openStore('stored-look-alike');
+    cleanup.push(() => store.close());
+    const rig = await printerRig();
+    // Acknowledged and stored by an agent before the upgrade: the rule is for what arrives.
+    const base = instruction(1);
+    store.enqueueInstruction({
+      ...base,
+      orderNo: 'O-00001 ',
+      order: { ...base.order, paymentTransactionId: 'TX-1\u200b' },
+    });
+    const record = {
+      ...orderRecordSchema.parse(
+        JSON.parse(readFileSync(join(ORDERS_DIR, 'record-options-remark.json'), 'utf8')),
+      ),
+      orderInnerNo: 'O-00002\u00a0',
+    };
+    store.enqueueRecord(record);
+    const s = spooler(store, [{ id: 'receipt', printer: rig.printer, profile: PROFILE }]);
+    s.start();
+    await waitFor('both printed', () => store.countByState().printed === 2);
+    const receipts = printedReceipts(rig.emulator);
+    assert.equal(receipts.length, 2);
+    assert.ok(receipts.some((r) => r.text.includes('O-00001')));
+    assert.ok(receipts.some((r) => r.text.includes('O-00002')));
   });
 
   it('prints the copies of an instruction under one confirmation', async () => {

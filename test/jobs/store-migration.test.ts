@@ -183,6 +183,31 @@ describe('job store migrations', () => {
     }
   });
 
+  it("keeps each printer's last print when retention prunes its jobs (schema 7)", () => {
+    const dir = tempDir('migrate-activity');
+    v1Database(dir);
+    const store = JobStore.open({ stateDir: dir });
+    try {
+      // Migrated from the printed job of version 1 (printed_at filled from updated_at, 6000).
+      const lastPrint = () => store.queueStats(['receipt'])[0]!.lastPrintedAt;
+      assert.equal(lastPrint(), 6000);
+      // Every printed job pruned: the last print is still known (it used to become null).
+      assert.equal(store.purgePrinted(Number.MAX_SAFE_INTEGER), 1);
+      assert.equal(store.get(1), null);
+      assert.equal(lastPrint(), 6000);
+      // A newer print wins over the remembered one, pruned or not.
+      store.markPrinting(2, { markings: {}, warnings: [] });
+      store.markPrinted(2);
+      const printedAt = store.get(2)!.printedAt!;
+      assert.ok(printedAt > 6000);
+      assert.equal(lastPrint(), printedAt);
+      assert.equal(store.pruneFinished(Number.MAX_SAFE_INTEGER), 1);
+      assert.equal(lastPrint(), printedAt);
+    } finally {
+      store.close();
+    }
+  });
+
   it('refuses a database written by a newer agent', () => {
     const dir = tempDir('newer');
     JobStore.open({ stateDir: dir }).close();

@@ -10,6 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import mqtt from 'mqtt';
+import { Mosquitto, skipWithoutMosquitto } from '../../harness/mosquitto.js';
+import { waitFor } from '../../harness/waiting.js';
 import { Agent } from '../../src/agent.js';
 import { type RunningService, startOrderService } from '../../src/cli/order-service.js';
 import {
@@ -28,8 +30,6 @@ import {
   topics,
 } from '../../src/protocol/index.js';
 import { receiptOptions } from '../../src/receipt/options.js';
-import { Mosquitto, skipWithoutMosquitto } from '../helpers/mosquitto.js';
-import { waitFor } from '../helpers/waiting.js';
 
 const APP_ID = 'A-down';
 const STORE_KEY = 'sk-broker-down-secret';

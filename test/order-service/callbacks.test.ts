@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { waitFor } from '../../harness/waiting.js';
 import { orderRecordSchema, verifyParam } from '../../src/protocol/index.js';
-import { waitFor } from '../helpers/waiting.js';
 import { APP_ID, baseOrder, makeService, post, servicePublicKey, signed } from './harness.js';
 
 /** A brand party's callback endpoint that answers each request with the next scripted status. */

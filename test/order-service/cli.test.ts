@@ -10,9 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
-import { cliEntry } from '../helpers/child-entry.js';
+import { cliEntry } from '../../harness/child-entry.js';
+import { waitFor } from '../../harness/waiting.js';
 import { ROOT, runCliInProcess } from '../helpers/cli.js';
-import { waitFor } from '../helpers/waiting.js';
 
 const has = (cmd: string) => spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0;
 const SKIP = !has('curl')

@@ -13,6 +13,7 @@ import { describe, it } from 'node:test';
 import { isAgentError } from '../../src/errors.js';
 import Database from '../../src/host/sqlite.js';
 import { SqliteOrderStore, toOrderRecord } from '../../src/order-service/index.js';
+import { formatWallClock } from '../../src/protocol/time.js';
 import {
   APP_ID,
   baseOrder,
@@ -81,6 +82,18 @@ CREATE TABLE IF NOT EXISTS callbacks (
 CREATE INDEX IF NOT EXISTS callbacks_due ON callbacks (state, next_at);
 `;
 
+/**
+ * The day the older service made its orders: five days before today (UTC, the harness's service
+ * time zone), never a fixed date. A new order is made today, on another day, whatever the
+ * calendar says; a fixed day after today would make the service number new orders on that day
+ * (it never numbers an order before the latest one).
+ */
+const OLD_DAY = formatWallClock(Date.now() - 5 * 86_400_000).slice(0, 10);
+const OLD_DAY_COMPACT = OLD_DAY.replaceAll('-', '');
+/** The order or receipt number `n` of the old day, as the older service made them. */
+const oldNo = (letter: 'O' | 'R', n: number) =>
+  `${letter}${OLD_DAY_COMPACT}${String(n).padStart(6, '0')}`;
+
 /** An older service's file: 0644, three orders of which two are one retried create. */
 function oldDatabase(path: string): Database.Database {
   const db = new Database(path);
@@ -89,22 +102,24 @@ function oldDatabase(path: string): Database.Database {
   const insert = db.prepare(
     `INSERT INTO orders (order_no, receipt_no, app_id, store_key, serial, create_time,
        pick_up_no, takeout_no, raw_param, order_status, payment_status)
-     VALUES (?, ?, ?, ?, ?, '2026-11-20 10:00:00', NULL, NULL, ?, 2, 2)`,
+     VALUES (?, ?, ?, ?, ?, '${OLD_DAY} 10:00:00', NULL, NULL, ?, 2, 2)`,
   );
   const retried = JSON.stringify({ ...baseOrder, paymentTransactionId: 'POS-retried' });
-  insert.run('O20261120000001', 'R20261120000001', APP_ID, STORE_KEY, 1, retried);
-  insert.run('O20261120000002', 'R20261120000002', APP_ID, STORE_KEY, 2, retried);
+  insert.run(oldNo('O', 1), oldNo('R', 1), APP_ID, STORE_KEY, 1, retried);
+  insert.run(oldNo('O', 2), oldNo('R', 2), APP_ID, STORE_KEY, 2, retried);
   insert.run(
-    'O20261120000003',
-    'R20261120000003',
+    oldNo('O', 3),
+    oldNo('R', 3),
     APP_ID,
     STORE_KEY,
     3,
     JSON.stringify({ ...baseOrder, paymentTransactionId: 'POS-other' }),
   );
   // The same id at another store is another identity, kept as it is.
-  insert.run('O20261120000004', 'R20261120000004', APP_ID, OTHER_STORE_KEY, 1, retried);
-  db.prepare("INSERT INTO counters (scope, day, value) VALUES ('order', '20261120', 4)").run();
+  insert.run(oldNo('O', 4), oldNo('R', 4), APP_ID, OTHER_STORE_KEY, 1, retried);
+  db.prepare("INSERT INTO counters (scope, day, value) VALUES ('order', ?, 4)").run(
+    OLD_DAY_COMPACT,
+  );
   for (const file of [path, `${path}-wal`, `${path}-shm`]) chmodSync(file, 0o644);
   return db;
 }
@@ -245,10 +260,10 @@ describe('order-service database file', () => {
           .prepare('SELECT order_no, payment_transaction_id AS id FROM orders ORDER BY seq')
           .all();
         assert.deepEqual(ids, [
-          { order_no: 'O20261120000001', id: 'POS-retried' },
-          { order_no: 'O20261120000002', id: null }, // the historical double: kept, unnamed
-          { order_no: 'O20261120000003', id: 'POS-other' },
-          { order_no: 'O20261120000004', id: 'POS-retried' },
+          { order_no: oldNo('O', 1), id: 'POS-retried' },
+          { order_no: oldNo('O', 2), id: null }, // the historical double: kept, unnamed
+          { order_no: oldNo('O', 3), id: 'POS-other' },
+          { order_no: oldNo('O', 4), id: 'POS-retried' },
         ]);
         const index = rows
           .prepare("SELECT sql FROM sqlite_master WHERE name = 'orders_by_create_identity'")
@@ -264,14 +279,14 @@ describe('order-service database file', () => {
         signed({ ...baseOrder, paymentTransactionId: 'POS-retried' }),
       );
       assert.equal(retry.body.code, 10000, retry.body.message);
-      assert.equal(retry.body.data.orderNo, 'O20261120000001');
+      assert.equal(retry.body.data.orderNo, oldNo('O', 1));
       const conflict = await post(
         svc.app,
         'create',
         signed({ ...baseOrder, paymentTransactionId: 'POS-other', orderType: 2 }),
       );
       assert.equal(conflict.body.code, 40901);
-      assert.match(conflict.body.message, /order O20261120000003 .*\(orderType\)/);
+      assert.match(conflict.body.message, new RegExp(`order ${oldNo('O', 3)} .*\\(orderType\\)`));
       assert.equal(svc.publisher.calls.length, 0);
       // Every old order is still listed, and new ones are still made.
       const created = await post(svc.app, 'create', signed(newOrder()));
@@ -279,11 +294,11 @@ describe('order-service database file', () => {
       const listed = await post(
         svc.app,
         'list',
-        signed({ startTime: '2026-11-20 00:00:00', endTime: '2026-11-20 23:59:59' }),
+        signed({ startTime: `${OLD_DAY} 00:00:00`, endTime: `${OLD_DAY} 23:59:59` }),
       );
       assert.deepEqual(
         listed.body.data.list.map((r: { orderInnerNo: string }) => r.orderInnerNo),
-        ['O20261120000001', 'O20261120000002', 'O20261120000003'],
+        [oldNo('O', 1), oldNo('O', 2), oldNo('O', 3)],
       );
     } finally {
       await svc.app.close();
@@ -294,7 +309,7 @@ describe('order-service database file', () => {
     try {
       assert.equal(orderRows(path), 5);
       const first = await again.findByCreateIdentity(APP_ID, STORE_KEY, 'POS-retried');
-      assert.equal(first?.orderNo, 'O20261120000001');
+      assert.equal(first?.orderNo, oldNo('O', 1));
       assert.equal(
         toOrderRecord(first!, {
           appId: APP_ID,
@@ -303,7 +318,7 @@ describe('order-service database file', () => {
           restaurantNo: 'R',
           branchIdentifier: 'B',
         }).orderInnerNo,
-        'O20261120000001',
+        oldNo('O', 1),
       );
     } finally {
       again.close();

@@ -18,6 +18,9 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
+import { Mosquitto, skipWithoutMosquitto } from '../../harness/mosquitto.js';
+import { freshDatabase, skipWithoutPostgres, type TestDatabase } from '../../harness/postgres.js';
+import { waitFor } from '../../harness/waiting.js';
 import { serviceSecrets } from '../../src/cli/order-service.js';
 import { isAgentError } from '../../src/errors.js';
 import type { OrderStore } from '../../src/order-service/index.js';
@@ -26,10 +29,7 @@ import {
   POSTGRES_SCHEMA_VERSION,
   PostgresOrderStore,
 } from '../../src/order-service/store-postgres.js';
-import { Mosquitto, skipWithoutMosquitto } from '../helpers/mosquitto.js';
-import { freshDatabase, skipWithoutPostgres, type TestDatabase } from '../helpers/postgres.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
-import { waitFor } from '../helpers/waiting.js';
 import { baseUrl, makeService, newOrder, post, signed, startRealService } from './harness.js';
 
 type Svc = ReturnType<typeof makeService>;

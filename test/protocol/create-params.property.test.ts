@@ -99,6 +99,12 @@ const textOfLength = (n: number) => fc.string({ unit: char, minLength: n, maxLen
 const textIn = (r: Range) =>
   fc.oneof(fc.constant(r.min), fc.constant(r.max), fc.integer(r)).chain(textOfLength);
 
+/**
+ * An identifier (print-protocol v1.2 §10): `textIn` with no space at either end (`char` has no
+ * other white space, control or invisible character).
+ */
+const identifierIn = (r: Range) => textIn(r).map((s) => s.replace(/^ /, 'x').replace(/ $/, 'x'));
+
 /** An integer of the range, with both bounds generated often. */
 const intIn = (r: Range) => fc.oneof(fc.constant(r.min), fc.constant(r.max), fc.integer(r));
 
@@ -226,7 +232,7 @@ const validOrder: fc.Arbitrary<Order> = fc
     productInfo: products,
     orderType: fc.constantFrom(1, 2, 3),
     paymentWay: fc.constantFrom(1, 2, '1', '2'),
-    paymentTransactionId: textIn(SPEC.paymentTransactionId),
+    paymentTransactionId: identifierIn(SPEC.paymentTransactionId),
     discountType: fc.constantFrom(undefined, null, 1, 2, 4, '1', '2', '4'),
     optional: optionalFields,
     forced: ruleFields,
@@ -302,6 +308,34 @@ function mutations(o: Order): fc.Arbitrary<Mutation> {
         path: f,
         message: lengthMsg(SPEC[f]),
       })),
+    ),
+    // A look-alike paymentTransactionId (print-protocol v1.2 §10): white space at an end, or an
+    // invisible, format or control character, or white space other than U+0020, inside.
+    identifierIn({ min: 1, max: SPEC.paymentTransactionId.max - 1 }).chain((id) =>
+      fc.oneof(
+        fc.constantFrom(`${id} `, ` ${id}`).map((s) => ({
+          label: `paymentTransactionId ${JSON.stringify(s)}`,
+          value: set(o, 'paymentTransactionId', s),
+          path: 'paymentTransactionId',
+          message: 'must not start or end with white space',
+        })),
+        fc
+          .tuple(
+            fc.integer({ min: 0, max: [...id].length }),
+            fc.constantFrom(0x200b, 0x200d, 0xfeff, 0x00ad, 0x2028, 0x00a0, 0x3000, 0x09, 0x7f),
+          )
+          .map(([at, cp]) => {
+            const points = [...id];
+            const s = [...points.slice(0, at), String.fromCodePoint(cp), ...points.slice(at)];
+            const hex = cp.toString(16).toUpperCase().padStart(4, '0');
+            return {
+              label: `paymentTransactionId with U+${hex} at ${at + 1}`,
+              value: set(o, 'paymentTransactionId', s.join('')),
+              path: 'paymentTransactionId',
+              message: `must not contain control, format or invisible characters, nor white space other than a plain space (U+${hex} at character ${at + 1})`,
+            };
+          }),
+      ),
     ),
     // pickUpNum of max + 1 characters ('' is allowed).
     textOfLength(SPEC.pickUpNum.max + 1).map((s) => ({

@@ -13,6 +13,7 @@ import { type OrderRecord, orderRecordSchema } from '../../src/protocol/order-re
 import {
   type PrintInstruction,
   printInstructionSchema,
+  storedInstructionSchema,
 } from '../../src/protocol/print-protocol.js';
 import { receiptFromInstruction } from '../../src/receipt/from-instruction.js';
 import { receiptFromRecord } from '../../src/receipt/from-record.js';
@@ -32,12 +33,16 @@ const fixtureInstruction = (name: string) =>
 const fixtureRecord = (name: string) =>
   receiptFromRecord(orderRecordSchema.parse(fixtureJson(name)));
 
-/** A valid instruction: a table order paid offline, with `order` fields overridden. */
+/**
+ * A valid instruction: a table order paid offline, with `order` fields overridden. Read as the
+ * agent reads a stored job to print it (decision 238): the renderer's own defences are tested on
+ * ids the inbox would now refuse too.
+ */
 function instruction(
   order: Record<string, unknown> = {},
   top: Record<string, unknown> = {},
 ): PrintInstruction {
-  return printInstructionSchema.parse({
+  return storedInstructionSchema.parse({
     jobId: 'J-1',
     orderNo: 'O-1',
     createTime: '2026-11-25 12:00:00',

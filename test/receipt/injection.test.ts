@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { orderRecordSchema } from '../../src/protocol/order-record.js';
-import { printInstructionSchema } from '../../src/protocol/print-protocol.js';
+import { storedInstructionSchema } from '../../src/protocol/print-protocol.js';
 import { getProfile, loadProfiles } from '../../src/receipt/profile.js';
 import {
   type ReceiptSource,
@@ -18,11 +18,12 @@ import { ESC_POS_PAYLOADS, STORE_OPTIONS, stripControls } from '../helpers/recei
 
 const PAYLOADS = ESC_POS_PAYLOADS;
 
+/** Read as the agent reads a stored job to print it (decision 238): ids carry the payloads too. */
 function instruction(textOf: (base: string, i: number) => string): ReceiptSource {
   const t = textOf;
   return {
     kind: 'instruction',
-    instruction: printInstructionSchema.parse({
+    instruction: storedInstructionSchema.parse({
       jobId: 'P-INJ-1',
       orderNo: 'O-INJ-1',
       pickUpNo: 'A01',

@@ -22,6 +22,7 @@ import type { ReceiptOptions } from '../../src/receipt/options.js';
 import { getProfile, type PrinterProfile } from '../../src/receipt/profile.js';
 import { LineRasterizer } from '../../src/receipt/raster-text.js';
 import { type RenderDocument, renderReceipt } from '../../src/receipt/render.js';
+import { skipWithoutFonts } from '../helpers/fonts.js';
 import { paperText } from '../helpers/paper-text.js';
 import { loadFixture, STORE_OPTIONS } from '../helpers/receipts.js';
 
@@ -179,9 +180,7 @@ describe('kitchen ticket on the emulator', () => {
   });
 
   it('generic-80mm with the system fonts: CJK item names print as line images, never `?`', {
-    skip: LineRasterizer.fromSystem()
-      ? false
-      : 'needs system fonts (Debian packages fonts-dejavu-core and fonts-unifont)',
+    skip: skipWithoutFonts(),
   }, () => {
     const profile = getProfile('generic-80mm');
     const rasterizer = LineRasterizer.fromSystem();

@@ -10,6 +10,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { frameWithDiagonal, grey, pngBytes, writeLogoPng } from '../../harness/logo.js';
 import { renderText, VirtualPrinter } from '../../src/emulator/index.js';
 import { isAgentError } from '../../src/errors.js';
 import { layoutLength, RASTER_BAND_DOTS } from '../../src/receipt/layout.js';
@@ -25,7 +26,6 @@ import {
 import type { LogoSettings, MonoImage, ReceiptOptions } from '../../src/receipt/options.js';
 import { getProfile, type PrinterProfile } from '../../src/receipt/profile.js';
 import { renderReceipt } from '../../src/receipt/render.js';
-import { frameWithDiagonal, grey, pngBytes, writeLogoPng } from '../helpers/logo.js';
 import { loadFixture, STORE_OPTIONS } from '../helpers/receipts.js';
 
 let dir: string;

@@ -14,12 +14,11 @@ import { receiptOptions } from '../../src/receipt/options.js';
 import { getProfile } from '../../src/receipt/profile.js';
 import { LineRasterizer } from '../../src/receipt/raster-text.js';
 import { renderReceipt, renderReceiptInTurns } from '../../src/receipt/render.js';
+import { skipWithoutFonts } from '../helpers/fonts.js';
 import { paperText } from '../helpers/paper-text.js';
 
 const rasterizer = LineRasterizer.fromSystem();
-const NO_FONTS = rasterizer
-  ? false
-  : 'needs system fonts (Debian packages fonts-dejavu-core and fonts-unifont)';
+const NO_FONTS = skipWithoutFonts();
 
 const instruction = printInstructionSchema.parse({
   jobId: 'P-RASTER-1',

@@ -1,6 +1,6 @@
 /**
  * Issue 18, raster lines drawn "in its size and weight, each piece over exactly the columns the
- * text line would give it" (README, "Every character on paper"; decision 183), read off the
+ * text line would give it" (docs/printers.md "Every character on paper"; decision 183), read off the
  * rasterizer's 1-bit images with the system fonts the agent uses:
  *
  * - weight: the same text drawn bold has more ink than drawn regular, for CJK and Thai (whose

@@ -25,15 +25,15 @@ import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { type AddressInfo, createServer, type Socket } from 'node:net';
 import { Writable } from 'node:stream';
 import { after, before, describe, it, type TestContext } from 'node:test';
+import { Mosquitto, type MosquittoTls, skipWithoutMosquitto } from '../../harness/mosquitto.js';
+import { waitFor } from '../../harness/waiting.js';
 import { type CheckLine, runDoctor } from '../../src/cli/doctor.js';
 import type { TlsCheck } from '../../src/host/tls-failure.js';
 import { createLogger } from '../../src/logging.js';
 import { MqttPublisher, type PublisherTls } from '../../src/mqtt/publisher.js';
 import { FaultStore, type Json } from '../faults/harness.js';
 import { JsonLog, type LogRecord } from '../helpers/json-log.js';
-import { Mosquitto, type MosquittoTls, skipWithoutMosquitto } from '../helpers/mosquitto.js';
 import { type IssuedCertificate, skipWithoutOpenssl, TestCa } from '../helpers/test-ca.js';
-import { waitFor } from '../helpers/waiting.js';
 
 const DAY = 86_400_000;
 const skip = skipWithoutMosquitto() || skipWithoutOpenssl();

@@ -13,7 +13,9 @@
  * - https with the service CA pinned prints the service's orders, while a certificate from another
  *   CA is refused before the query (and its storeKey) is sent;
  * - http to a host other than loopback is refused by `config check` and `run`, and accepted with
- *   the lab switch, which is then warned about at every round;
+ *   the lab switch, which is then warned about at every round; a genuine signed page of another
+ *   store, fetched under the agent's nonce (issue 40 item 5, print-protocol v1.2 §10), is refused
+ *   there and nothing of it prints;
  * - a record for another restaurant (the agent knows its own) is reported `rejected`, not printed.
  *
  * Observed from outside the agent: the emulator's paper, the `/job` events, the agent's log lines,
@@ -32,6 +34,9 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it, type TestContext } from 'node:test';
+import { clockAwayFromMidnight } from '../../harness/instructions.js';
+import { skipWithoutMosquitto } from '../../harness/mosquitto.js';
+import { waitFor } from '../../harness/waiting.js';
 import { MqttPublisher } from '../../src/mqtt/publisher.js';
 import {
   buildApp,
@@ -43,20 +48,23 @@ import {
 import { buildEnvelope } from '../../src/protocol/envelope.js';
 import type { JobEvent } from '../../src/protocol/print-protocol.js';
 import {
+  REQUEST_NONCE_HEADER,
+  RESPONSE_SIGNATURE_VERSION_HEADER,
+} from '../../src/protocol/response-binding.js';
+import {
   generateKeyPair,
   parseKey,
   RESPONSE_SIGNATURE_HEADER,
   signBytes,
 } from '../../src/protocol/signing.js';
 import { deriveStoreId } from '../../src/protocol/store-id.js';
+import { formatTimestamp } from '../../src/protocol/time.js';
 import { nonLoopbackAddress } from '../catchup/harness.js';
 import { LOCAL_NAMES, TlsFront } from '../catchup/tls-front.js';
 import { type FaultStore, faultSuite, type Json, servicePair } from '../faults/harness.js';
 import { runCli, runCliInProcess } from '../helpers/cli.js';
 import { JsonLog, type LogRecord } from '../helpers/json-log.js';
-import { skipWithoutMosquitto } from '../helpers/mosquitto.js';
 import { type IssuedCertificate, skipWithoutOpenssl, TestCa } from '../helpers/test-ca.js';
-import { waitFor } from '../helpers/waiting.js';
 
 const MiB = 1024 * 1024;
 const PAD_BYTES = 300 * MiB;
@@ -74,7 +82,13 @@ function peakRssMb(pid: number): number {
   return Number(/^VmHWM:\s+(\d+)\s+kB/m.exec(status)![1]) / 1024;
 }
 
-type Mode = 'pass' | 'forge-unsigned' | 'forge-genuine-signature' | 'forge-attacker-signed' | 'pad';
+type Mode =
+  | 'pass'
+  | 'forge-unsigned'
+  | 'forge-genuine-signature'
+  | 'forge-attacker-signed'
+  | 'pad'
+  | 'other-store';
 
 interface Seen {
   mode: Mode;
@@ -103,6 +117,11 @@ class Mitm {
   forgeOrderNo = '';
   /** The last genuine record that went through: the forger's template. */
   template: Json | null = null;
+  /**
+   * `other-store`: the signed query of another store (the attacker's own, in the demo's setup),
+   * sent to the service in place of the agent's, under the agent's nonce.
+   */
+  otherStoreQuery: Buffer | null = null;
 
   private constructor(
     private readonly server: Server,
@@ -163,12 +182,18 @@ class Mitm {
     });
     if (mode === 'pad') return this.pad(res, seen);
 
-    const answer = await relay(upstream, upstreamCa, req, body);
+    const answer = await relay(
+      upstream,
+      upstreamCa,
+      req,
+      mode === 'other-store' ? this.otherStoreQuery! : body,
+    );
     const genuine = answer.body.toString();
     seen.listed = this.learn(genuine);
     let out = genuine;
     let signature = answer.signature;
-    if (mode !== 'pass') {
+    // other-store: the service's genuine answer, as it came (signed for another store's query).
+    if (mode !== 'pass' && mode !== 'other-store') {
       out = this.forge(genuine);
       if (mode === 'forge-unsigned') signature = undefined;
       if (mode === 'forge-attacker-signed') signature = signBytes(Buffer.from(out), attackerKey);
@@ -177,6 +202,8 @@ class Mitm {
     res.writeHead(answer.status, {
       'content-type': 'application/json; charset=utf-8',
       ...(signature ? { [RESPONSE_SIGNATURE_HEADER]: signature } : {}),
+      // Kept in every mode: a forger says "version 2" as the service did (v1.2 §10).
+      ...(answer.version ? { [RESPONSE_SIGNATURE_VERSION_HEADER]: answer.version } : {}),
     });
     seen.written = Buffer.byteLength(out);
     res.end(out);
@@ -238,13 +265,22 @@ class Mitm {
   }
 }
 
-/** One request to the real service over https (CA verified), the answer read whole. */
+/**
+ * One request to the real service over https (CA verified), the answer read whole. The agent's
+ * `X-Request-Nonce` goes with it, so the service binds its answer to the agent's request.
+ */
 function relay(
   upstream: string,
   ca: string,
   req: IncomingMessage,
   body: Buffer,
-): Promise<{ status: number; signature: string | undefined; body: Buffer }> {
+): Promise<{
+  status: number;
+  signature: string | undefined;
+  version: string | undefined;
+  body: Buffer;
+}> {
+  const nonce = req.headers[REQUEST_NONCE_HEADER];
   return new Promise((resolve, reject) => {
     const out = httpsRequest(
       new URL(req.url ?? '/', upstream),
@@ -254,6 +290,7 @@ function relay(
         headers: {
           'content-type': req.headers['content-type'] ?? 'application/json',
           'content-length': body.length,
+          ...(typeof nonce === 'string' ? { [REQUEST_NONCE_HEADER]: nonce } : {}),
         },
       },
       (res) => {
@@ -261,9 +298,11 @@ function relay(
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => {
           const sig = res.headers[RESPONSE_SIGNATURE_HEADER];
+          const version = res.headers[RESPONSE_SIGNATURE_VERSION_HEADER];
           resolve({
             status: res.statusCode ?? 0,
             signature: typeof sig === 'string' ? sig : undefined,
+            version: typeof version === 'string' ? version : undefined,
             body: Buffer.concat(chunks),
           });
         });
@@ -324,6 +363,8 @@ describe('catch-up against a man in the middle (issue 13, item 1)', {
     ['mitm-impostor', 'R100'],
     ['mitm-lan', 'R100'],
     ['mitm-foreign', 'R999'],
+    // No agent: the store whose owner attacks another store's catch-up (the lab switch test).
+    ['mitm-attacker', 'R100'],
   ] as const;
   const appId = (name: string) => `A-${name}`;
   const storeKeyOf = (name: string) => `sk-${name}-secret-7731`;
@@ -359,9 +400,12 @@ describe('catch-up against a man in the middle (issue 13, item 1)', {
       },
     });
     holding = new HoldingPublisher(publisher);
+    // The forgery test predicts the next order number, which holds only within one day.
+    const now = clockAwayFromMidnight();
     const startService = async (): Promise<Service> => {
       const orders = new SqliteOrderStore(':memory:');
       const app = buildApp({
+        now,
         registry,
         store: orders,
         serviceKey,
@@ -710,13 +754,42 @@ describe('catch-up against a man in the middle (issue 13, item 1)', {
       () => eventsOf(s, orderNo).some((e) => e.state === 'printed'),
       60_000,
     );
-    // Signatures still hold over the lab switch: a forged answer is refused.
+    // Signatures still hold over the lab switch: a forged answer is refused. So is a genuine page
+    // of another store (R100 / B-1 too, and this agent knows neither anyway, as in the demo):
+    // the attacker's own store's query sent under this agent's nonce (issue 40 item 5).
     proxy.forgeOrderNo = 'O29991231999999';
+    const theirs = await create('mitm-attacker', 'Dish of the attacking store');
+    const day = (ms: number) => formatTimestamp(new Date(Date.now() + ms));
+    proxy.otherStoreQuery = Buffer.from(
+      JSON.stringify(
+        buildEnvelope({
+          appId: appId('mitm-attacker'),
+          storeKey: storeKeyOf('mitm-attacker'),
+          key: storeKey,
+          param: {
+            startTime: day(-86_400_000),
+            endTime: day(86_400_000),
+            pageNum: 1,
+            pageSize: 100,
+          },
+        }),
+      ),
+    );
     const from = failedRounds(s).length;
-    proxy.script.push('forge-unsigned');
-    await waitFor('the refused round', () => failedRounds(s).length > from, 60_000);
+    const seenFrom = proxy.seen.length;
+    proxy.script.push('forge-unsigned', 'other-store');
+    await waitFor('the two refused rounds', () => failedRounds(s).length > from + 1, 60_000);
     assert.match(String(failedRounds(s)[from]!.err), /carries no X-Signature/);
+    const other = proxy.seen.slice(seenFrom).find((x) => x.mode === 'other-store')!;
+    assert.deepEqual(other.listed, [theirs], "the service's genuine page of the other store");
+    assert.equal(failedRounds(s)[from + 1]!.code, 'QUERY_REJECTED');
+    assert.match(
+      String(failedRounds(s)[from + 1]!.err),
+      /X-Signature does not verify .*for this request \(its nonce, target and store/,
+    );
     assert.ok(!paper(s).includes(FORGED_DISH));
+    assert.deepEqual(eventsOf(s, theirs), [], "the other store's order: no event, no job");
+    assert.ok(!paper(s).includes('Dish of the attacking store'));
     // One warning per round, each at its start: as many as rounds begun, at least.
     const summaries = rounds(s);
     const warnings = log(s).filter(

@@ -17,12 +17,12 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
+import { skipWithoutMosquitto } from '../../harness/mosquitto.js';
+import { waitFor } from '../../harness/waiting.js';
 import Database from '../../src/host/sqlite.js';
 import { DATABASE_FILE } from '../../src/jobs/store.js';
 import type { JobEvent } from '../../src/protocol/print-protocol.js';
 import { type FaultStore, faultSuite } from '../faults/harness.js';
-import { skipWithoutMosquitto } from '../helpers/mosquitto.js';
-import { waitFor } from '../helpers/waiting.js';
 
 describe('eventId (child process)', { skip: skipWithoutMosquitto() }, () => {
   const env = faultSuite({ persistence: true });

@@ -14,10 +14,10 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { skipWithoutMosquitto } from '../../harness/mosquitto.js';
+import { waitFor } from '../../harness/waiting.js';
 import { faultSuite, nowCreateTime } from '../faults/harness.js';
 import { runCliInProcess } from '../helpers/cli.js';
-import { skipWithoutMosquitto } from '../helpers/mosquitto.js';
-import { waitFor } from '../helpers/waiting.js';
 
 const DAY = 86_400_000;
 

@@ -17,12 +17,12 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
+import { cliEntry } from '../../harness/child-entry.js';
+import { Mosquitto, skipWithoutMosquitto } from '../../harness/mosquitto.js';
+import { waitFor } from '../../harness/waiting.js';
 import Database from '../../src/host/sqlite.js';
 import { buildEnvelope } from '../../src/protocol/index.js';
-import { cliEntry } from '../helpers/child-entry.js';
 import { ROOT } from '../helpers/cli.js';
-import { Mosquitto, skipWithoutMosquitto } from '../helpers/mosquitto.js';
-import { waitFor } from '../helpers/waiting.js';
 import {
   APP_ID,
   clientKey,

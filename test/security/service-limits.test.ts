@@ -7,13 +7,13 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { Mosquitto, skipWithoutMosquitto } from '../../harness/mosquitto.js';
+import { waitFor } from '../../harness/waiting.js';
 import {
   DEFAULT_MAX_MESSAGE_BYTES,
   FREE_TEXT_MAX_CHARS,
   inboundInstructionSchema,
 } from '../../src/protocol/index.js';
-import { Mosquitto, skipWithoutMosquitto } from '../helpers/mosquitto.js';
-import { waitFor } from '../helpers/waiting.js';
 import {
   newOrder,
   postRaw,

@@ -12,8 +12,8 @@
 import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import { after, describe, it } from 'node:test';
+import { eventually, next } from '../../harness/waiting.js';
 import { RESPONSE_SIGNATURE_HEADER } from '../../src/protocol/index.js';
-import { eventually, next } from '../helpers/waiting.js';
 import { baseUrl, makeService, postRaw, signedByService } from '../order-service/harness.js';
 
 /** Far above the configured timeouts, far below what the service did before (60-300 s or never). */

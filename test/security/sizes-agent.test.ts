@@ -18,12 +18,12 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { Mosquitto, skipWithoutMosquitto } from '../../harness/mosquitto.js';
+import { waitFor } from '../../harness/waiting.js';
 import Database from '../../src/host/sqlite.js';
 import { DATABASE_FILE } from '../../src/jobs/store.js';
 import { faultSuite, type Json, peakRssMb } from '../faults/harness.js';
 import { runCliInProcess } from '../helpers/cli.js';
-import { Mosquitto, skipWithoutMosquitto } from '../helpers/mosquitto.js';
-import { waitFor } from '../helpers/waiting.js';
 
 const MiB = 1024 * 1024;
 

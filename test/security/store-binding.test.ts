@@ -14,11 +14,11 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { skipWithoutMosquitto } from '../../harness/mosquitto.js';
+import { waitFor } from '../../harness/waiting.js';
 import { deriveStoreId } from '../../src/protocol/store-id.js';
 import { faultSuite } from '../faults/harness.js';
 import { runCliInProcess } from '../helpers/cli.js';
-import { skipWithoutMosquitto } from '../helpers/mosquitto.js';
-import { waitFor } from '../helpers/waiting.js';
 
 describe('storeId binds the store (child process)', { skip: skipWithoutMosquitto() }, () => {
   const env = faultSuite();

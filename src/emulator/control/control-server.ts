@@ -8,7 +8,9 @@
  *   GET  /tickets       {"tickets":[{number, summary, cut, byteStart, byteEnd}]}
  *   GET  /tickets/N     ticket N (1-based) as ticketToJson
  *
- * Errors are `{"error": "field: message"}` with 400 (bad request), 403, 404, 405, 413 or 415.
+ * Errors are `{"error": "field: message"}` with 400 (bad request), 403, 404, 405, 413 or 415. A
+ * request whose headers or body come too slowly gets node's bare 408 and is closed, and connections
+ * are capped (host/http-limits.ts, shared with the agent's console).
  *
  * It has no authentication, so it only listens on a loopback address: anyone who can reach it can
  * switch the printer's faults and read every ticket. Loopback alone does not keep out a web page
@@ -23,6 +25,7 @@
 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { errorMessage } from '../../errors.js';
+import { type HttpLimits, httpLimits, limitHttpServer } from '../../host/http-limits.js';
 import { isLoopbackAuthority, isLoopbackHost } from '../../host/loopback.js';
 import { listenOn } from '../link/endpoints.js';
 import type { ControlResult, EmulatorControl } from './control.js';
@@ -34,6 +37,8 @@ export interface ControlServerOptions {
   host?: string;
   /** Default 9101; 0 picks a free port. */
   port?: number;
+  /** Shorter timeouts or another cap than host/http-limits.ts's (tests). */
+  limits?: Partial<HttpLimits>;
 }
 
 export interface ControlServer {
@@ -192,6 +197,8 @@ export async function startControlServer(
       }
     });
   });
+  // Slow or idle clients and too many connections (issue 40 item 7): cut off, refused.
+  limitHttpServer(server, httpLimits(options.limits));
   const port = await listenOn(server, options.port ?? 9101, host);
   boundPort = port;
   return {

@@ -12,10 +12,15 @@
  *
  * Files are written synchronously, each to a temporary name and then renamed, so whoever watches
  * the directory never sees half a file, and nothing is pending at shutdown.
+ *
+ * Tickets hold customer data (names, phone numbers, addresses): every file is 0600, and a
+ * directory the writer creates is 0700 (issue 40 item 9). A directory that already exists is left
+ * as its owner set it (decision 231): it may be the caller's own, and the files are private in it.
  */
 import { EventEmitter } from 'node:events';
-import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { PRIVATE_DIRECTORY_MODE, PRIVATE_FILE_MODE } from '../../host/private-file.js';
 import type { Ticket } from '../core/paper.js';
 import { renderJson, renderStyledText, renderText, ticketSummary } from '../core/render.js';
 import type { VirtualPrinter } from '../core/virtual-printer.js';
@@ -40,7 +45,7 @@ export interface WrittenTicket {
 }
 
 export interface TicketWriterOptions {
-  /** Output directory; created if missing. */
+  /** Output directory; created 0700 if missing (with any missing parents). */
   dir: string;
   /** Also write NNNN.styled.txt. Default true. */
   styled?: boolean;
@@ -71,7 +76,7 @@ export class TicketWriter extends EventEmitter<TicketWriterEvents> {
     super();
     this.dir = resolve(options.dir);
     this.styled = options.styled ?? true;
-    mkdirSync(this.dir, { recursive: true });
+    mkdirSync(this.dir, { recursive: true, mode: PRIVATE_DIRECTORY_MODE });
     printer.on('ticket', this.onTicket);
   }
 
@@ -148,8 +153,10 @@ export class TicketWriter extends EventEmitter<TicketWriterEvents> {
   }
 }
 
+/** Through `NAME.tmp`, made afresh 0600 (a file left by a crash would keep its own mode). */
 function writeAtomically(path: string, data: string | Uint8Array): void {
   const tmp = `${path}.tmp`;
-  writeFileSync(tmp, data);
+  rmSync(tmp, { force: true });
+  writeFileSync(tmp, data, { mode: PRIVATE_FILE_MODE, flag: 'wx' });
   renameSync(tmp, path);
 }

@@ -23,6 +23,7 @@ import { errorMessage } from '../../errors.js';
 import { type CodePageTable, EPSON_CODE_PAGES } from './code-pages.js';
 import { CommandExecutor } from './executor.js';
 import { type Frame, Framer } from './framer.js';
+import type { HostQuery } from './host-query.js';
 import { type PaperOptions, paperGeometry, type Ticket, type VirtualPaper } from './paper.js';
 import {
   matchRealtime,
@@ -44,21 +45,6 @@ export interface DecoderOptions extends PaperOptions {
    */
   powerOnMultiByte?: boolean;
 }
-
-/** A query answered in order with the data: it waits behind everything received before it. */
-export type HostQuery =
-  /** `GS r 1` / `GS r 49` / `ESC v`: paper sensor status. */
-  | { kind: 'paper-sensor'; command: string }
-  /** `GS r 2` / `GS r 50` / `ESC u 0`: drawer kick-out connector status. */
-  | { kind: 'drawer'; command: string }
-  /** `GS r 4` / `GS r 52`: ink status (impact models). */
-  | { kind: 'ink'; command: string }
-  /** `GS ( H fn 48`: process id d1..d4, answered once the data before it is printed. */
-  | { kind: 'process-id'; id: Uint8Array }
-  /** `GS I n`: printer id / information. */
-  | { kind: 'printer-id'; n: number }
-  /** `GS a n`: enable (n != 0) or disable automatic status back. */
-  | { kind: 'asb'; n: number };
 
 export interface DecoderHandlers {
   /** A real-time command, as soon as its last byte arrived (even while held). */

@@ -8,20 +8,14 @@
  */
 
 import { errorMessage } from '../../errors.js';
-import type { CodePageTable } from './code-pages.js';
 import { commandName, hex } from './command-syntax.js';
+import type { Execution, ExecutorOptions, PendingChar } from './commands/command.js';
 import { executeCommand } from './commands/index.js';
-import { controlByte, flushMultiByte, type PendingChar, printText } from './commands/text.js';
-import type { HostQuery } from './decoder.js';
+import { controlByte, flushMultiByte, printText } from './commands/text.js';
 import type { Frame } from './framer.js';
+import type { HostQuery } from './host-query.js';
 import { type PaperGeometry, type Ticket, VirtualPaper } from './paper.js';
 import { freshKeptState, type KeptState, type PrintState, powerOnState } from './print-state.js';
-
-export interface ExecutorOptions {
-  codePages: CodePageTable;
-  powerOnCodePage: number;
-  powerOnMultiByte: boolean;
-}
 
 /** What execution hands back to the decoder. */
 export interface ExecutorHost {
@@ -33,7 +27,7 @@ export interface ExecutorHost {
   query(query: HostQuery): void;
 }
 
-export class CommandExecutor {
+export class CommandExecutor implements Execution {
   readonly paper: VirtualPaper;
   state: PrintState;
   readonly kept: KeptState = freshKeptState();

@@ -6,7 +6,7 @@
  * `DLE EOT` bytes are `0xx1xx10` (`(b & 0x93) == 0x12`), `GS r` / `GS I` bytes `0xx0xxxx`, the first
  * byte of an automatic status back `0xx1xx00`, its other three `0xx0xxxx`.
  */
-import type { HostQuery } from './decoder.js';
+import type { HostQuery } from './host-query.js';
 import type { RealtimeCommand } from './realtime.js';
 
 export interface PrinterState {
@@ -156,12 +156,15 @@ export interface PrinterIdentity {
   typeId: number;
   /** n = 3 / 51: ROM version ID (`0xx0xxxx`). */
   versionId: number;
-  /** n = 65..69: firmware version, maker, model name, serial number, font of language. */
-  firmware: string;
-  maker: string;
-  model: string;
-  serial: string;
-  fonts: string;
+  /**
+   * n = 65..69: firmware version, maker, model name, serial number, font of language; null for
+   * a model that ignores that request (many clones answer only n = 1..3).
+   */
+  firmware: string | null;
+  maker: string | null;
+  model: string | null;
+  serial: string | null;
+  fonts: string | null;
 }
 
 export const DEFAULT_IDENTITY: Readonly<PrinterIdentity> = Object.freeze({
@@ -183,7 +186,7 @@ export function printerIdReply(id: PrinterIdentity, n: number): Uint8Array | und
   const single = { 1: id.modelId, 2: id.typeId, 3: id.versionId }[n > 48 ? n - 48 : n];
   if (single !== undefined && (n <= 3 || (n >= 49 && n <= 51))) return Uint8Array.of(single & 0x6f);
   const info = { 65: id.firmware, 66: id.maker, 67: id.model, 68: id.serial, 69: id.fonts }[n];
-  if (info === undefined) return undefined;
+  if (info === undefined || info === null) return undefined;
   return Uint8Array.of(0x5f, ...Buffer.from(info, 'latin1'), 0x00);
 }
 

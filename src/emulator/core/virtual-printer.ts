@@ -21,7 +21,8 @@
  * `pausePrinting(true)` while `paper.printedDots` advances faster than its mm/s allows;
  * a disconnect is the endpoint dropping the connection (the printer and its buffer live on).
  */
-import { type DecoderOptions, EscPosDecoder, type HostQuery } from './decoder.js';
+import { type DecoderOptions, EscPosDecoder } from './decoder.js';
+import type { HostQuery } from './host-query.js';
 import type { Ticket, VirtualPaper } from './paper.js';
 import type { RealtimeCommand } from './realtime.js';
 import {

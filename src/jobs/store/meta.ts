@@ -9,6 +9,8 @@ import type { JobDatabase } from './database.js';
 
 /** The meta key of the catch-up cursor (print-protocol §8). */
 const CATCH_UP_CURSOR = 'catch-up.lastOrderNo';
+/** The newest authenticated createTime (print-protocol v1.2 §10, src/jobs/time-floor.ts). */
+const TIME_FLOOR = 'freshness.newestCreateTime';
 
 export class Meta {
   constructor(private readonly db: JobDatabase) {}
@@ -45,6 +47,23 @@ export class Meta {
     this.db.write('writing meta', () => {
       this.db.statement('DELETE FROM meta WHERE key = ?').run(CATCH_UP_CURSOR);
     });
+  }
+
+  /** The newest createTime stored so far (`yyyy-MM-dd HH:mm:ss`, service time), or null. */
+  timeFloor(): string | null {
+    return this.get(TIME_FLOOR);
+  }
+
+  /**
+   * Inside a write transaction: raises the floor to `createTime` when newer. The fixed-width
+   * timestamp form sorts as text, so SQLite's max() compares it.
+   */
+  raiseTimeFloor(createTime: string): void {
+    this.db
+      .statement(
+        'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = max(value, excluded.value)',
+      )
+      .run(TIME_FLOOR, createTime);
   }
 
   /** Inside a write transaction. */

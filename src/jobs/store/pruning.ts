@@ -6,12 +6,10 @@
  * batches, each one short write transaction so the spooler and the inbox never wait long for the
  * lock.
  */
-import { FINISHED_STATES, type JobRow, PENDING_STATES } from '../job.js';
-import { type JobDatabase, sqlList } from './database.js';
+import type { JobRow } from '../job.js';
+import type { JobDatabase } from './database.js';
 import type { Dedupe } from './dedupe.js';
-
-const PENDING_SQL = sqlList(PENDING_STATES);
-const FINISHED_SQL = sqlList(FINISHED_STATES);
+import { FINISHED_SQL, PENDING_SQL } from './rows.js';
 
 export class Pruning {
   constructor(
@@ -93,8 +91,14 @@ export class Pruning {
         )
         .all(...args, batchSize) as JobRow[];
       const del = this.db.statement('DELETE FROM jobs WHERE id = ?');
+      // A printer's last print outlives its printed jobs (migration 7).
+      const activity = this.db.statement(
+        `INSERT INTO printer_activity (printer, last_printed_at) VALUES (?, ?)
+         ON CONFLICT (printer) DO UPDATE SET last_printed_at = MAX(last_printed_at, excluded.last_printed_at)`,
+      );
       for (const r of rows) {
         this.dedupe.remember(r, now);
+        if (r.state === 'printed' && r.printed_at !== null) activity.run(r.printer, r.printed_at);
         del.run(r.id);
       }
       return rows.length;

@@ -11,10 +11,9 @@
  */
 
 import { INTERNATIONAL_CHARACTER_SETS } from '../code-pages.js';
-import type { CommandExecutor } from '../executor.js';
 import type { Frame } from '../framer.js';
 import { type FontName, type PaperUserDefined, userDefinedChar } from '../paper.js';
-import type { CommandFamily } from './command.js';
+import type { CommandFamily, Execution } from './command.js';
 import { columnsToBitmap } from './images.js';
 
 export const characterTables: CommandFamily = {
@@ -82,7 +81,7 @@ export const characterTables: CommandFamily = {
  * font's cell width (x = 0 defines a blank); a definition out of range is ignored as a whole.
  * Defining characters clears the downloaded bit image (`GS *`): they share the printer's memory.
  */
-function defineUserCharacters(x: CommandExecutor, frame: Frame, b: Uint8Array): void {
+function defineUserCharacters(x: Execution, frame: Frame, b: Uint8Array): void {
   const [y, c1, c2] = [b[2]!, b[3]!, b[4]!];
   const font: FontName = x.state.modes.fontB ? 'B' : 'A';
   const cell = font === 'B' ? x.paper.geometry.fontB : x.paper.geometry.fontA;

@@ -6,8 +6,7 @@
  */
 import { BARCODE_SYMBOLOGIES, decodeCode128, SYMBOL_TYPES } from '../barcodes.js';
 import { hex } from '../command-syntax.js';
-import type { CommandExecutor } from '../executor.js';
-import type { CommandFamily } from './command.js';
+import type { CommandFamily, Execution } from './command.js';
 
 const QR_LEVELS: Record<number, string> = { 48: 'L', 49: 'M', 50: 'Q', 51: 'H' };
 const QR_MODELS: Record<number, string> = { 49: 'model 1', 50: 'model 2', 51: 'micro' };
@@ -91,7 +90,7 @@ export const codes: CommandFamily = {
   },
 };
 
-function symbolSettings(x: CommandExecutor, cn: number): Map<number, Uint8Array> {
+function symbolSettings(x: Execution, cn: number): Map<number, Uint8Array> {
   let s = x.state.symbolSettings.get(cn);
   if (!s) {
     s = new Map();

@@ -5,11 +5,10 @@
  * rows on the paper; one wider than the print area is printed cut, with a warning.
  */
 import { commandName, hex } from '../command-syntax.js';
-import type { CommandExecutor } from '../executor.js';
 import type { Frame } from '../framer.js';
 import type { PaperImage } from '../paper.js';
 import type { Bitmap } from '../print-state.js';
-import { type CommandFamily, u16 } from './command.js';
+import { type CommandFamily, type Execution, u16 } from './command.js';
 
 export const images: CommandFamily = {
   // GS v 0 m xL xH yL yH d1..dk: x bytes wide, y dots high; m bit0 double width, bit1 double height.
@@ -90,7 +89,7 @@ function scaled(image: Bitmap, s: number): Bitmap {
   return { ...image, scaleX: s & 1 ? 2 : 1, scaleY: s & 2 ? 2 : 1 };
 }
 
-function printImage(x: CommandExecutor, source: string, bmp: Bitmap): PaperImage {
+function printImage(x: Execution, source: string, bmp: Bitmap): PaperImage {
   if (bmp.width * bmp.scaleX > x.state.areaWidth) {
     x.paper.warn({
       offset: x.executing?.offset ?? -1,
@@ -102,7 +101,7 @@ function printImage(x: CommandExecutor, source: string, bmp: Bitmap): PaperImage
 }
 
 /** `GS ( L` / `GS 8 L`: m fn at `at`, `at + 1`. Stores (fn 112) and prints (fn 50) graphics. */
-function graphics(x: CommandExecutor, frame: Frame, name: string, at: number): void {
+function graphics(x: Execution, frame: Frame, name: string, at: number): void {
   const b = frame.bytes;
   const fn = b[at + 1];
   if (fn === 112 || fn === 113) {
@@ -132,7 +131,7 @@ function graphics(x: CommandExecutor, frame: Frame, name: string, at: number): v
 }
 
 /** `GS *` and `FS q` delete every user-defined character (ESC/POS reference, "ESC &"). */
-function clearUserDefined(x: CommandExecutor): void {
+function clearUserDefined(x: Execution): void {
   x.state.userDefinedChars.A.clear();
   x.state.userDefinedChars.B.clear();
 }

@@ -8,11 +8,10 @@
  * never run, as a switch's duplicate or misspelt case would.
  */
 import { isCommandName } from '../command-syntax.js';
-import type { CommandExecutor } from '../executor.js';
 import type { Frame } from '../framer.js';
 import { characterTables } from './character-tables.js';
 import { codes } from './codes.js';
-import type { CommandFamily, CommandHandler } from './command.js';
+import type { CommandFamily, CommandHandler, Execution } from './command.js';
 import { images } from './images.js';
 import { modes } from './modes.js';
 import { paperMovement } from './paper-movement.js';
@@ -89,7 +88,7 @@ function isKnown(name: string): boolean {
 }
 
 /** Executes one command frame named `name` (its syntax name, `GS (` for `GS ( k`). */
-export function executeCommand(x: CommandExecutor, frame: Frame, name: string): void {
+export function executeCommand(x: Execution, frame: Frame, name: string): void {
   const bytes = frame.bytes;
   const n = bytes[2] ?? 0;
   const lengthPrefixed = LENGTH_PREFIXED.has(name);

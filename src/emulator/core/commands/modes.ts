@@ -4,11 +4,10 @@
  * alignment, left margin and print area width (enabled only at the beginning of a line), absolute
  * and relative print position, tab stops and line spacing.
  */
-import type { CommandExecutor } from '../executor.js';
 import { DEFAULT_LINE_SPACING } from '../print-state.js';
-import { type CommandFamily, u16 } from './command.js';
+import { type CommandFamily, type Execution, u16 } from './command.js';
 
-function currentFont(x: CommandExecutor) {
+function currentFont(x: Execution) {
   return x.state.modes.fontB ? x.paper.geometry.fontB : x.paper.geometry.fontA;
 }
 

@@ -4,14 +4,13 @@
  * the Chinese clones, `ESC ( A` of Epson). Feeds, cuts, pulses and beeps become events on the
  * ticket.
  */
-import type { CommandExecutor } from '../executor.js';
-import type { Command, CommandFamily } from './command.js';
+import type { Command, CommandFamily, Execution } from './command.js';
 
 const CUT_MODES = [0, 1, 48, 49, 65, 66, 97, 98, 103, 104];
 const PARTIAL_CUT_MODES = [1, 49, 66, 98, 104];
 
 /** `ESC i` / `ESC m`: the old one-byte partial cuts. */
-function partialCut(x: CommandExecutor, { frame, name }: Command): void {
+function partialCut(x: Execution, { frame, name }: Command): void {
   x.atLineStart(frame, () => x.cut({ type: 'cut', cut: 'partial', command: name }));
 }
 

@@ -4,11 +4,10 @@
  * data goes on in standard mode, and the page-mode-only commands are ignored in standard mode
  * as a printer ignores them.
  */
-import type { CommandExecutor } from '../executor.js';
-import type { Command, CommandFamily } from './command.js';
+import type { Command, CommandFamily, Execution } from './command.js';
 
 /** `ESC FF`, `ESC T`, `ESC W`, `GS $`, `GS \`: page-mode commands, ignored in standard mode. */
-function pageModeOnly(x: CommandExecutor, { frame, name }: Command): void {
+function pageModeOnly(x: Execution, { frame, name }: Command): void {
   if (!x.state.pageMode) return;
   x.warn(frame, `${name}: page mode is not emulated`);
 }

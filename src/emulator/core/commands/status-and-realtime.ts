@@ -6,11 +6,10 @@
  * and invalid parameters: the valid ones are answered by the decoder as they arrive).
  */
 
-import type { CommandExecutor } from '../executor.js';
-import type { Command, CommandFamily } from './command.js';
+import type { Command, CommandFamily, Execution } from './command.js';
 
 /** A real-time command with invalid parameters: the printer ignores it. */
-function invalidRealtime(x: CommandExecutor, { frame, name }: Command): void {
+function invalidRealtime(x: Execution, { frame, name }: Command): void {
   x.warn(frame, `${name} with invalid parameters: ignored`);
 }
 

@@ -17,22 +17,17 @@ import {
   utf8Length,
 } from '../code-pages.js';
 import { hex } from '../command-syntax.js';
-import type { CommandExecutor } from '../executor.js';
 import type { Frame } from '../framer.js';
 import type { Glyph, PaperUserDefined, TextStyle } from '../paper.js';
 import { cellsOf } from '../text-width.js';
+import type { Execution, PendingChar } from './command.js';
 
-export interface PendingChar {
-  bytes: number[];
-  offset: number;
-}
-
-export function printText(x: CommandExecutor, frame: Frame): void {
+export function printText(x: Execution, frame: Frame): void {
   const { bytes } = frame;
   for (let i = 0; i < bytes.length; i++) textByte(x, bytes[i]!, frame.offset + i);
 }
 
-export function controlByte(x: CommandExecutor, frame: Frame): void {
+export function controlByte(x: Execution, frame: Frame): void {
   const b = frame.bytes[0]!;
   switch (b) {
     case 0x0a: // LF: print the buffer and feed one line.
@@ -57,7 +52,7 @@ export function controlByte(x: CommandExecutor, frame: Frame): void {
   }
 }
 
-function textByte(x: CommandExecutor, b: number, offset: number): void {
+function textByte(x: Execution, b: number, offset: number): void {
   const st = x.state;
   const mb = x.pendingChar;
   if (mb) {
@@ -67,7 +62,7 @@ function textByte(x: CommandExecutor, b: number, offset: number): void {
   if (st.utf8 && b >= 0x80) {
     if (utf8Length(b) === 0) {
       x.paper.warn({ offset, bytes: hex([b]), message: 'not a UTF-8 lead byte' });
-      glyph(x, '\uFFFD', false);
+      glyph(x, '\uFFFD', false, { offset, bytes: [b] });
       return;
     }
     x.pendingChar = { bytes: [b], offset };
@@ -78,22 +73,22 @@ function textByte(x: CommandExecutor, b: number, offset: number): void {
     return;
   }
   const udc = userDefinedAt(x, b);
-  if (udc) glyph(x, udc.char, false, udc);
-  else glyph(x, singleByteChar(x, b), false);
+  if (udc) glyph(x, udc.char, false, { offset, bytes: [b] }, udc);
+  else glyph(x, singleByteChar(x, b), false, { offset, bytes: [b] });
 }
 
 /**
  * The user-defined character `b` prints while the set is selected (`ESC % 1`): the one defined
  * for the current font; an undefined code prints from the resident font (ESC/POS reference).
  */
-function userDefinedAt(x: CommandExecutor, b: number): PaperUserDefined | undefined {
+function userDefinedAt(x: Execution, b: number): PaperUserDefined | undefined {
   const st = x.state;
   if (!st.userDefined) return undefined;
   return st.userDefinedChars[st.modes.fontB ? 'B' : 'A'].get(b);
 }
 
 /** A further byte of a pending UTF-8 or double-byte character. */
-function continueChar(x: CommandExecutor, mb: PendingChar, b: number, offset: number): void {
+function continueChar(x: Execution, mb: PendingChar, b: number, offset: number): void {
   const utf8 = x.state.utf8;
   mb.bytes.push(b);
   // The character's length in bytes; 0 when b cannot continue it (UTF-8 continues with 10xxxxxx).
@@ -113,7 +108,7 @@ function continueChar(x: CommandExecutor, mb: PendingChar, b: number, offset: nu
   if (utf8) {
     const char = decodeUtf8(Uint8Array.from(mb.bytes));
     x.pendingChar = undefined;
-    glyph(x, char, cellsOf(char) === 2);
+    glyph(x, char, cellsOf(char) === 2, mb);
     return;
   }
   const char = decodeGb18030(Uint8Array.from(mb.bytes));
@@ -121,11 +116,11 @@ function continueChar(x: CommandExecutor, mb: PendingChar, b: number, offset: nu
   if (char.includes('\uFFFD')) {
     x.paper.warn({ offset: mb.offset, bytes: hex(mb.bytes), message: 'not a GB18030 character' });
   }
-  glyph(x, char, true);
+  glyph(x, char, true, mb);
 }
 
 /** An incomplete multi-byte character interrupted by a command prints as a replacement glyph. */
-export function flushMultiByte(x: CommandExecutor): void {
+export function flushMultiByte(x: Execution): void {
   const mb = x.pendingChar;
   if (!mb) return;
   x.pendingChar = undefined;
@@ -134,10 +129,10 @@ export function flushMultiByte(x: CommandExecutor): void {
     bytes: hex(mb.bytes),
     message: 'incomplete double-byte character',
   });
-  glyph(x, '\uFFFD', !x.state.utf8);
+  glyph(x, '\uFFFD', !x.state.utf8, mb);
 }
 
-function singleByteChar(x: CommandExecutor, b: number): string {
+function singleByteChar(x: Execution, b: number): string {
   const st = x.state;
   if (b < 0x80) {
     const intl = INTERNATIONAL_CHARACTER_SETS[st.international];
@@ -148,10 +143,12 @@ function singleByteChar(x: CommandExecutor, b: number): string {
   return singleByteTable(page.encoding)[b]!;
 }
 
+/** Lays one character on the paper; `from` is where its bytes were in the stream. */
 function glyph(
-  x: CommandExecutor,
+  x: Execution,
   char: string,
   wide: boolean,
+  from: PendingChar,
   userDefined?: PaperUserDefined,
 ): void {
   const m = x.state.modes;
@@ -170,5 +167,14 @@ function glyph(
     ? (font.width * 2 + m.kanjiLeft + m.kanjiRight) * m.kanjiWidth
     : (font.width + m.charSpacing) * m.width;
   const g: Glyph = userDefined ? { char, width, style, userDefined } : { char, width, style };
-  x.paper.put(g);
+  // A warning the paper raises while placing it (a wrap that ends a line holding an ESC * image,
+  // a user-defined glyph printed again) names this character, not the text frame around it:
+  // frames are cut at chunk ends, and how the bytes arrived must not change what the paper says.
+  const outer = x.executing;
+  x.executing = { kind: 'text', offset: from.offset, bytes: Uint8Array.from(from.bytes) };
+  try {
+    x.paper.put(g);
+  } finally {
+    x.executing = outer;
+  }
 }

@@ -4,7 +4,7 @@
  * resolved options). `printer-agent run` and the demo both start the agent through it.
  */
 import type { AgentSettings } from '../agent.js';
-import type { AgentConfig } from './load.js';
+import type { AgentConfig } from '../config/load.js';
 
 export function settingsFrom(config: AgentConfig): AgentSettings {
   const m = config.mqtt;
@@ -45,6 +45,7 @@ export function settingsFrom(config: AgentConfig): AgentSettings {
       rasterLines: config.receipt.rasterLines,
     },
     logo: config.receipt.logo ?? null,
+    drawer: { openOn: config.drawer.openOn, pin: config.drawer.pin },
     lateAfterMinutes: config.receipt.markings.lateAfterMinutes,
     interruptedPolicy: config.receipt.markings.possibleDuplicatePolicy,
     stateDir: config.stateDir,
@@ -59,6 +60,7 @@ export function settingsFrom(config: AgentConfig): AgentSettings {
           certFile: config.console.certFile,
           keyFile: config.console.keyFile,
           token: config.console.token,
+          metricsToken: config.console.metricsToken,
           metrics: config.console.metrics,
         }
       : null,
@@ -87,6 +89,7 @@ function catchUpSettings(config: AgentConfig): AgentSettings['catchUp'] {
     ...(c.caFile !== undefined ? { caFile: c.caFile } : {}),
     responseSignature: c.responseSignature,
     allowInsecureHttp: c.allowInsecureHttp,
+    allowV1Signatures: c.allowV1Signatures,
     ...(c.restaurantNo !== undefined ? { restaurantNo: c.restaurantNo } : {}),
     ...(c.branchIdentifier !== undefined ? { branchIdentifier: c.branchIdentifier } : {}),
   };

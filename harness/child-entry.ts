@@ -42,9 +42,10 @@ import { createRequire } from 'node:module';
 import { basename, dirname, extname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type * as Esbuild from 'esbuild';
-import { bundleOptions } from '../../packaging/bundle.js';
+import { bundleOptions } from '../packaging/bundle.js';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+/** The repository's root. */
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const CACHE = join(ROOT, 'node_modules', '.cache');
 const PREFIX = 'printer-agent-test-';
 
@@ -59,7 +60,7 @@ const BUILD_FILES = [
   'node_modules/.package-lock.json',
   'tsconfig.json',
   'packaging/bundle.ts',
-  'test/helpers/child-entry.ts',
+  'harness/child-entry.ts',
 ];
 
 /** How long a build may hold the lock before waiters stop trusting it. */
@@ -131,7 +132,7 @@ function bundleOf(entry: string, extraDirs: string[]): string {
     }
     // Marks it used, so that pruning by another run leaves it alone.
     try {
-      const now = new Date();
+      const now = new Date(fileClockNow());
       utimesSync(dir, now, now);
     } catch {
       // Another user's cache: pruning is best effort, running is what matters.
@@ -198,7 +199,7 @@ function buildOnce(
   mkdirSync(CACHE, { recursive: true });
   const lock = `${dir}.lock`;
   const failure = `${dir}.failed`;
-  const started = Date.now();
+  const started = fileClockNow();
   for (;;) {
     if (existsSync(dir)) return;
     // The same files fail the same way: a build that failed while we waited is our answer too
@@ -217,7 +218,7 @@ function buildOnce(
       prune();
       return;
     }
-    if (Date.now() - started > WAIT_MS)
+    if (fileClockNow() - started > WAIT_MS)
       throw new Error(`child-entry: no bundle at ${dir} after ${WAIT_MS} ms (lock ${lock})`);
     if (lockAbandoned(lock)) rmSync(lock, { force: true });
     // Synchronous, like the spawns that need the bundle: a short block, then look again.
@@ -239,7 +240,7 @@ function tryLock(lock: string): number | null {
 function lockAbandoned(lock: string): boolean {
   const since = mtimeMs(lock);
   if (since === null) return false;
-  if (Date.now() - since > LOCK_STALE_MS) return true;
+  if (fileClockNow() - since > LOCK_STALE_MS) return true;
   let pid: number;
   try {
     pid = Number(readFileSync(lock, 'utf8'));
@@ -285,7 +286,7 @@ function build(
       .filter((input) => !hashed.has(resolve(ROOT, input)));
     if (unhashed.length > 0)
       throw new Error(
-        `child-entry: ${relative(ROOT, entry)} imports ${unhashed.join(', ')}, which the bundle's hash does not cover: add them to the hashed files in test/helpers/child-entry.ts`,
+        `child-entry: ${relative(ROOT, entry)} imports ${unhashed.join(', ')}, which the bundle's hash does not cover: add them to the hashed files in harness/child-entry.ts`,
       );
     // The files esbuild read must be the ones hashed, or this bundle would sit under a name that
     // is not its own (and be used when the files come back to that content).
@@ -308,6 +309,22 @@ function build(
   }
 }
 
+/**
+ * Now, on the clock that stamps the files compared with it: the kernel's. A process's own clock
+ * may be moved (CI runs the suite again under libfaketime, issue 37, which moves `Date.now()` but
+ * not the mtimes the kernel writes): compared with it, every bundle looked long unused and was
+ * pruned under the children about to run it.
+ */
+export function fileClockNow(): number {
+  const probe = join(CACHE, `printer-agent-clock-${process.pid}`);
+  writeFileSync(probe, '');
+  try {
+    return statSync(probe).mtimeMs;
+  } finally {
+    rmSync(probe, { force: true });
+  }
+}
+
 function mtimeMs(path: string): number | null {
   try {
     return statSync(path).mtimeMs;
@@ -318,11 +335,12 @@ function mtimeMs(path: string): number | null {
 
 /** Removes bundles, and what killed builders left (locks, half-built copies), long unused. */
 function prune(): void {
+  const now = fileClockNow();
   for (const entry of readdirSync(CACHE)) {
     if (!entry.startsWith(PREFIX)) continue;
     const path = join(CACHE, entry);
     const used = mtimeMs(path);
-    if (used !== null && Date.now() - used > PRUNE_AFTER_MS)
+    if (used !== null && now - used > PRUNE_AFTER_MS)
       rmSync(path, { recursive: true, force: true });
   }
 }
