@@ -6,9 +6,8 @@
  * status, close.
  */
 
-import type { Clock } from './catchup/clock.js';
-import { CatchUpPoller } from './catchup/poller.js';
-import { QueryClient } from './catchup/query-client.js';
+import { CatchUpPoller, type PollerOptions } from './catchup/poller.js';
+import { QueryClient, type QueryClientOptions } from './catchup/query-client.js';
 import { loadCaFile } from './catchup/transport.js';
 import type { AgentMetrics } from './console/metrics.js';
 import type { ConsoleSettings, RunningConsole } from './console/server.js';
@@ -50,16 +49,7 @@ export interface AgentSettings {
   };
   keys: { servicePublicKeyFile: string; scheme: SignatureScheme };
   /** Each printer serves the roles jobs name in their `printer` field (default: its id). */
-  printers: Array<{
-    id: string;
-    url: string;
-    profile: string;
-    roles: string[];
-    confirm?: ConfirmMode;
-    statusIntervalMs: number;
-    /** Wait for a job's confirmation; default 15 s. */
-    confirmTimeoutMs?: number;
-  }>;
+  printers: PrinterSettings[];
   receipt: ReceiptOptions;
   /**
    * The store's logo file (config `receipt.logo`), converted once at start for every printer's
@@ -93,6 +83,18 @@ export interface AgentSettings {
   configModifiedAt?: string;
 }
 
+/** One configured printer; its room (`PrinterRoom`) carries it, so nothing matches by index. */
+export interface PrinterSettings {
+  id: string;
+  url: string;
+  profile: string;
+  roles: string[];
+  confirm?: ConfirmMode;
+  statusIntervalMs: number;
+  /** Wait for a job's confirmation; default 15 s. */
+  confirmTimeoutMs?: number;
+}
+
 export interface FreshnessSettings {
   /** An instruction whose createTime is older than this is stored failed with STALE_ORDER. */
   maxAgeMs: number;
@@ -102,37 +104,35 @@ export interface FreshnessSettings {
   timeZone?: string;
 }
 
-export interface CatchUpSettings {
-  /** Queries go to `{baseUrl}/open-api/order/list`. */
-  baseUrl: string;
-  /** The store's private key (PEM): signs the queries. */
-  storePrivateKeyFile: string;
-  intervalMs: number;
-  minIntervalMs: number;
-  pageSize: number;
-  maxAgeMs: number;
-  windowMs: number;
-  /** IANA zone of the service's createTime; default the host's. */
-  timeZone?: string;
-  /** Bound on one query; default 30 s. */
-  timeoutMs?: number;
-  /** Tests run the query spacing on a virtual clock. */
-  clock?: Clock;
-  /** PEM CA file that verifies the service's certificate (https); default the system CAs. */
-  caFile?: string;
-  /** print-protocol §8: answers must carry a valid X-Signature (default), or `off` (https only). */
-  responseSignature?: 'required' | 'off';
-  /** Lab switch: http:// to a host other than loopback; warned about at every round. */
-  allowInsecureHttp?: boolean;
-  /** v1.2 §10: accept answers signed version 1 (not bound to the request); warned every round. */
-  allowV1Signatures?: boolean;
-  /** This store's restaurant and branch at the service: records for others are refused. */
-  restaurantNo?: string;
-  branchIdentifier?: string;
-}
+/**
+ * Catch-up (print-protocol §8): the poller's own options and the query client's, as those rooms
+ * declare them, plus the two files the agent reads for them (no copy of either shape).
+ */
+export type CatchUpSettings = Pick<
+  PollerOptions,
+  | 'intervalMs'
+  | 'minIntervalMs'
+  | 'pageSize'
+  | 'maxAgeMs'
+  | 'windowMs'
+  | 'timeZone'
+  | 'clock'
+  | 'restaurantNo'
+  | 'branchIdentifier'
+> &
+  Pick<
+    QueryClientOptions,
+    'baseUrl' | 'timeoutMs' | 'responseSignature' | 'allowInsecureHttp' | 'allowV1Signatures'
+  > & {
+    /** The store's private key (PEM): signs the queries. */
+    storePrivateKeyFile: string;
+    /** PEM CA file that verifies the service's certificate (https); default the system CAs. */
+    caFile?: string;
+  };
 
+/** A printer with its settings and the monitor that polls it. */
 interface PrinterRoom {
-  id: string;
+  settings: PrinterSettings;
   printer: Printer;
   monitor: PrinterMonitor;
 }
@@ -191,10 +191,10 @@ export class Agent {
     const health = new Health(
       {
         store,
-        printers: settings.printers.map((p, i) => ({
-          id: p.id,
-          roles: p.roles,
-          condition: () => printers[i]!.monitor.condition,
+        printers: printers.map((room) => ({
+          id: room.settings.id,
+          roles: room.settings.roles,
+          condition: () => room.monitor.condition,
         })),
         storeId: settings.storeId,
         version: VERSION,
@@ -386,10 +386,10 @@ async function agentMetrics(
     queues: () => store.queueStats(roles),
     // Labelled by role, as jobs and queues are: a printer serving two roles is under both.
     printerStates: () =>
-      settings.printers.flatMap((p, i) =>
-        p.roles.map((role) => ({
+      printers.flatMap((room) =>
+        room.settings.roles.map((role) => ({
           printer: role,
-          state: printers[i]!.monitor.condition?.state ?? 'unknown',
+          state: room.monitor.condition?.state ?? 'unknown',
         })),
       ),
     canPrint: (state) => !blocksPrinting(state),
@@ -445,17 +445,18 @@ async function openConsole(
             : {}),
           // When each printer was last checked (the page shows it beside the state).
           printers: status.online
-            ? status.printers.map((p, i) => ({
+            ? status.printers.map((p) => ({
                 ...p,
-                checkedAt: isoOrNull(printers[i]?.monitor.checkedAt ?? null),
+                checkedAt: isoOrNull(
+                  printers.find((room) => room.settings.id === p.id)?.monitor.checkedAt ?? null,
+                ),
               }))
             : [],
         };
       },
       renderJob: async (job, view) => {
-        const printer =
-          settings.printers.find((p) => p.roles.includes(job.printer)) ?? settings.printers[0]!;
-        const profile = getProfile(printer.profile);
+        const printer = roomFor(printers, job.printer) ?? printers[0]!;
+        const profile = getProfile(printer.settings.profile);
         const rendered = await renderJob(view(job), {
           profile,
           options: settings.receipt,
@@ -469,14 +470,13 @@ async function openConsole(
         return { bytes: rendered.bytes, columns: profile.fonts.A.columns };
       },
       openDrawer: async (role) => {
-        const at = settings.printers.findIndex((p) => p.roles.includes(role));
-        const config = settings.printers[at];
-        const room = printers[at];
-        if (!config || !room)
+        const room = roomFor(printers, role);
+        if (!room)
           throw new AgentError(
             'INPUT_INVALID',
             `printer: no configured printer serves role ${role}`,
           );
+        const config = room.settings;
         const profile = getProfile(config.profile);
         if (!profile.drawer)
           throw new AgentError(
@@ -503,6 +503,11 @@ async function openConsole(
   );
 }
 
+/** The first printer serving `role` (config order: the one the spooler's loop for it uses). */
+function roomFor(printers: readonly PrinterRoom[], role: string): PrinterRoom | undefined {
+  return printers.find((room) => room.settings.roles.includes(role));
+}
+
 function isoOrNull(ms: number | null): string | null {
   return ms === null ? null : new Date(ms).toISOString();
 }
@@ -527,7 +532,7 @@ function openPrinters(settings: AgentSettings, log: Logger): PrinterRoom[] {
       else plog.warn(facts, 'printer state');
     });
     monitor.on('error', (error) => plog.warn({ err: error.message }, 'status poll failed'));
-    return { id: p.id, printer, monitor };
+    return { settings: p, printer, monitor };
   });
 }
 
@@ -538,13 +543,8 @@ function openPrinters(settings: AgentSettings, log: Logger): PrinterRoom[] {
 function buildSpooler(settings: AgentSettings, store: JobStore, printers: PrinterRoom[]): Spooler {
   return new Spooler({
     store,
-    printers: settings.printers.flatMap((p, i) =>
-      p.roles.map((role) => ({
-        id: role,
-        printer: printers[i]!.printer,
-        profile: p.profile,
-        monitor: printers[i]!.monitor,
-      })),
+    printers: printers.flatMap(({ settings: p, printer, monitor }) =>
+      p.roles.map((role) => ({ id: role, printer, profile: p.profile, monitor })),
     ),
     receiptOptions: settings.receipt,
     lateAfterMs: settings.lateAfterMinutes === null ? null : settings.lateAfterMinutes * 60_000,
@@ -680,35 +680,38 @@ function catchUpPoller(
   { clock, antiReplayAgeMs }: { clock: ClockSource; antiReplayAgeMs: number },
   log: Logger,
 ): CatchUpPoller {
+  // The client's settings; the rest are the poller's own options.
+  const {
+    storePrivateKeyFile,
+    caFile,
+    baseUrl,
+    timeoutMs,
+    responseSignature,
+    allowInsecureHttp,
+    allowV1Signatures,
+    ...poller
+  } = c;
   const client = new QueryClient({
-    baseUrl: c.baseUrl,
+    baseUrl,
     appId: settings.appId,
     storeKey: settings.storeKey,
-    key: loadKeyFile(c.storePrivateKeyFile, 'private'),
+    key: loadKeyFile(storePrivateKeyFile, 'private'),
     scheme: settings.keys.scheme,
-    ...(c.timeoutMs !== undefined ? { timeoutMs: c.timeoutMs } : {}),
+    ...(timeoutMs !== undefined ? { timeoutMs } : {}),
     // print-protocol §8: answers verified with the service key, the CA pinned if given.
     serviceKey: loadKeyFile(settings.keys.servicePublicKeyFile, 'public'),
-    responseSignature: c.responseSignature ?? 'required',
-    ...(c.caFile !== undefined ? { ca: loadCaFile(c.caFile).pem } : {}),
-    allowInsecureHttp: c.allowInsecureHttp === true,
+    responseSignature: responseSignature ?? 'required',
+    ...(caFile !== undefined ? { ca: loadCaFile(caFile).pem } : {}),
+    allowInsecureHttp: allowInsecureHttp === true,
     // v1.2 §10: answers signed for this request and this store (the inbox's storeId too).
     storeId: settings.storeId,
-    allowV1Signatures: c.allowV1Signatures === true,
+    allowV1Signatures: allowV1Signatures === true,
   });
   return new CatchUpPoller(
     client,
     store,
     {
-      intervalMs: c.intervalMs,
-      minIntervalMs: c.minIntervalMs,
-      pageSize: c.pageSize,
-      maxAgeMs: c.maxAgeMs,
-      windowMs: c.windowMs,
-      ...(c.timeZone !== undefined ? { timeZone: c.timeZone } : {}),
-      ...(c.clock ? { clock: c.clock } : {}),
-      ...(c.restaurantNo !== undefined ? { restaurantNo: c.restaurantNo } : {}),
-      ...(c.branchIdentifier !== undefined ? { branchIdentifier: c.branchIdentifier } : {}),
+      ...poller,
       clockSync: clock,
       antiReplayAgeMs,
       ...(settings.routing ? { routing: settings.routing } : {}),

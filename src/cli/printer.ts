@@ -8,6 +8,7 @@
 import type { Command } from 'commander';
 import { AgentError, errorMessage, isAgentError } from '../errors.js';
 import { openPrinter } from '../printer/open-printer.js';
+import { printerUrlExamples } from '../printer/printer-url.js';
 import { getProfile } from '../receipt/profile.js';
 import { apiFailure, askAgent } from './agent-client.js';
 import type { CliContext } from './io.js';
@@ -84,7 +85,7 @@ export function registerPrinter(program: Command, context: CliContext): void {
     )
     .option(
       '--printer <url>',
-      'ask this printer directly instead of the agent: tcp://HOST:9100, serial:/dev/ttyUSB0?baudRate=115200, file:/dev/usb/lp0 or usb:VID:PID (while the agent runs it holds the printer: ask the agent)',
+      `ask this printer directly instead of the agent: ${printerUrlExamples()} (while the agent runs it holds the printer: ask the agent)`,
     )
     .option('--config <file>', 'config file of the agent to ask (as run and doctor)')
     .option(

@@ -18,6 +18,7 @@ import {
   WIDEST_PREFIX,
   WIDEST_WIDE_PREFIX,
 } from '../printer/network-scan.js';
+import { printerUrlExamples } from '../printer/printer-url.js';
 import { describeIdentification, identifyPrinter } from './identify-printer.js';
 import type { CliContext } from './io.js';
 import { parseIntOption } from './options.js';
@@ -117,10 +118,7 @@ export function registerPrinters(program: Command, context: CliContext): void {
     .description(
       'ask a printer who it is (GS I, DLE EOT) and propose a profile from config/printers/, saying how sure (exit 5: nothing could be learnt)',
     )
-    .argument(
-      '<url>',
-      'printer URL: tcp://HOST:9100, serial:/dev/ttyUSB0?baudRate=115200, file:/dev/usb/lp0 or usb:VID:PID (not one the running agent holds)',
-    )
+    .argument('<url>', `printer URL: ${printerUrlExamples()} (not one the running agent holds)`)
     .option(
       '--timeout <ms>',
       'how long the connection and one reply may take (a silent printer costs two replies, the worst case eleven)',

@@ -5,6 +5,7 @@
  * broker password are typed hidden. Only reached when standard input is a TTY.
  */
 import { MAX_PRINTERS } from '../config/schema.js';
+import { printerUrlExamples } from '../printer/printer-url.js';
 import { STORE_KEY_MAX } from '../protocol/envelope.js';
 import { DEFAULT_PRINTER_ROLE } from '../protocol/print-protocol.js';
 import {
@@ -135,9 +136,7 @@ export async function interview(
 }
 
 async function askPrinters(a: SetupAnswers, { prompter, paths }: Context): Promise<void> {
-  prompter.say(
-    'printers: tcp://192.168.1.50:9100, usb:04b8:0202?serial=X, file:/dev/usb/lp0 or serial:/dev/serial/by-id/...?baudRate=N (printer-agent printers scan lists them)',
-  );
+  prompter.say(`printers: ${printerUrlExamples()} (printer-agent printers scan lists them)`);
   const receipt = await askUntil(prompter, `${DEFAULT_PRINTER_ROLE} printer URL`, (v) =>
     firstProblem(
       { ...a, printers: [{ roles: [DEFAULT_PRINTER_ROLE], url: v }] },

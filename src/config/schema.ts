@@ -19,7 +19,7 @@ import { CLOCK_MODES } from '../host/clock-sync.js';
 import { DEFAULT_STATE_DIR } from '../host/paths.js';
 import { defaultLayout, LAYOUTS, ORDER_TYPE_NAMES, PAYMENT_KINDS } from '../jobs/routing.js';
 import { LOG_FORMATS, LOG_LEVELS } from '../logging.js';
-import { parsePrinterUrl } from '../printer/printer-url.js';
+import { parsePrinterUrl, printerUrlForms } from '../printer/printer-url.js';
 import { STORE_KEY_MAX } from '../protocol/envelope.js';
 import { ANTI_REPLAY_DEFAULT_DAYS, DEDUPE_LEDGER_DAYS } from '../protocol/limits.js';
 import { moneyFormatSchema } from '../protocol/money.js';
@@ -284,10 +284,7 @@ const printerSchema = z
           });
         }
       })
-      .describe(
-        'Where the printer is: tcp://HOST[:PORT], serial:/dev/serial/by-id/...?baudRate=N, ' +
-          'file:/dev/usb/lp0 or usb:VID:PID[?serial=SN].',
-      ),
+      .describe(`Where the printer is: ${printerUrlForms()}.`),
     profile: z
       .string({ error: typeError('a string') })
       .superRefine((value, ctx) => {

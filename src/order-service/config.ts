@@ -53,7 +53,7 @@ const wholeNumber = (min: number, max: number) =>
 /**
  * Slow or abusive clients (print-protocol v1.1 §9): every number bounds how long or how many, so
  * a client that trickles bytes, or opens connections and sends nothing, is cut off. Defaults and
- * their reasons are in docs/decisions.md ("Service HTTP limits").
+ * their reasons are in docs/decisions.md (125, "Service limits and timeouts").
  */
 const httpSchema = z
   .object({

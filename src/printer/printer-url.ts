@@ -23,6 +23,8 @@ export interface LinkOptions {
 export interface PrinterScheme<A extends { kind: string }> {
   /** The URL's form, for people (help texts, the config reference): `tcp://HOST[:PORT]`. */
   readonly form: string;
+  /** A filled-in URL of the form, for help texts: `tcp://HOST:9100`. */
+  readonly example: string;
   /** What the scheme reaches and when to choose it, for people. */
   readonly description: string;
   /** `url` starts with the scheme and its colon; throws PRINTER_URL_INVALID. */
@@ -84,6 +86,7 @@ const schemeTable = <T extends { [K in keyof T]: PrinterScheme<{ kind: K & strin
 export const PRINTER_SCHEMES = schemeTable({
   tcp: defineScheme({
     form: 'tcp://HOST[:PORT]',
+    example: 'tcp://HOST:9100',
     description: "a network printer's raw socket, port 9100 by default",
     parse(url: string): { kind: 'tcp'; host: string; port: number } {
       let parsed: URL;
@@ -108,6 +111,7 @@ export const PRINTER_SCHEMES = schemeTable({
   }),
   serial: defineScheme({
     form: 'serial:PATH[?baudRate=N&flowControl=none|rtscts|xonxoff]',
+    example: 'serial:/dev/serial/by-id/...?baudRate=115200',
     description:
       'a serial port, 115200 baud by default; prefer /dev/serial/by-id/..., which survives ' +
       'replugging into another port',
@@ -135,6 +139,7 @@ export const PRINTER_SCHEMES = schemeTable({
   }),
   file: defineScheme({
     form: 'file:PATH',
+    example: 'file:/dev/usb/lp0',
     description: "a device file, such as the kernel usblp driver's /dev/usb/lp0",
     parse(url: string): { kind: 'file'; path: string } {
       const { path, search } = devicePath(url, 'file');
@@ -145,6 +150,7 @@ export const PRINTER_SCHEMES = schemeTable({
   }),
   usb: defineScheme({
     form: 'usb:VID:PID[?serial=SN]',
+    example: 'usb:VID:PID?serial=SN',
     description: 'a USB printer no kernel driver holds, by hex ids (usb:04b8:0202)',
     parse(url: string): {
       kind: 'usb';
@@ -180,10 +186,24 @@ export function schemeOf(address: PrinterAddress): PrinterScheme<PrinterAddress>
   return PRINTER_SCHEMES[address.kind] as PrinterScheme<PrinterAddress>;
 }
 
+/** `a, b or c`. */
+function listing(items: readonly string[]): string {
+  return items.length > 1 ? `${items.slice(0, -1).join(', ')} or ${items.at(-1)}` : items.join('');
+}
+
 /** `tcp:, serial:, file: or usb:`: the schemes, for the message that lists them. */
 function schemeList(): string {
-  const names = Object.keys(PRINTER_SCHEMES).map((name) => `${name}:`);
-  return names.length > 1 ? `${names.slice(0, -1).join(', ')} or ${names.at(-1)}` : names.join('');
+  return listing(Object.keys(PRINTER_SCHEMES).map((name) => `${name}:`));
+}
+
+/** One example URL per scheme of the table, for the help texts that ask for a printer URL. */
+export function printerUrlExamples(): string {
+  return listing(Object.values(PRINTER_SCHEMES).map((scheme) => scheme.example));
+}
+
+/** Every scheme's form, for the config reference. */
+export function printerUrlForms(): string {
+  return listing(Object.values(PRINTER_SCHEMES).map((scheme) => scheme.form));
 }
 
 export function parsePrinterUrl(url: string): PrinterAddress {
