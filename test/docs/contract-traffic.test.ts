@@ -38,7 +38,7 @@ import {
   topics,
 } from '../../src/protocol/index.js';
 import { receiptOptions } from '../../src/receipt/options.js';
-import { testMqtt } from '../helpers/agent-settings.js';
+import { testAgentBasics, testMqtt } from '../helpers/agent-settings.js';
 import { ROOT } from '../helpers/cli.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
 import {
@@ -180,11 +180,7 @@ describe('real traffic is valid against the contract documents', {
         },
       ],
       receipt: receiptOptions({ header: ['Contract Store'] }),
-      lateAfterMinutes: null,
-      interruptedPolicy: 'reprint-marked',
-      stateDir: join(agentDir, 'state'),
-      statusIntervalMs: 5000,
-      retentionDays: 14,
+      ...testAgentBasics(join(agentDir, 'state')),
       // The service writes createTime in UTC; the machine's NTP state must not matter here.
       freshness: { maxAgeMs: 7 * 86_400_000, clock: 'synchronized', timeZone: 'UTC' },
       // Catch-up through its own recording hop: its first round (no cursor yet) queries at start.

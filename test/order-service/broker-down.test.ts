@@ -30,6 +30,7 @@ import {
   topics,
 } from '../../src/protocol/index.js';
 import { receiptOptions } from '../../src/receipt/options.js';
+import { testAgentBasics, testMqtt } from '../helpers/agent-settings.js';
 
 const APP_ID = 'A-down';
 const STORE_KEY = 'sk-broker-down-secret';
@@ -76,17 +77,7 @@ describe('order created while the broker is down', { skip: skipWithoutMosquitto(
         appId: APP_ID,
         storeKey: STORE_KEY,
         storeId,
-        mqtt: {
-          url: broker.url,
-          protocolVersion: 5,
-          prefix: 'printer-agent/v1',
-          clientId: `printer-agent-${storeId}`,
-          keepaliveSec: 10,
-          sessionExpirySec: 3600,
-          reconnectMinMs: 100,
-          reconnectMaxMs: 500,
-          maxMessageBytes: 64 * 1024,
-        },
+        mqtt: { ...testMqtt(broker.url, storeId), reconnectMaxMs: 500 },
         keys: { servicePublicKeyFile: join(dir, 'service.pub'), scheme: 'RSA-SHA256' },
         printers: [
           {
@@ -98,11 +89,7 @@ describe('order created while the broker is down', { skip: skipWithoutMosquitto(
           },
         ],
         receipt: receiptOptions({ header: ['Broker Down Cafe'] }),
-        lateAfterMinutes: null,
-        interruptedPolicy: 'reprint-marked',
-        stateDir: join(dir, 'state'),
-        statusIntervalMs: 5000,
-        retentionDays: 14,
+        ...testAgentBasics(join(dir, 'state')),
       },
       silent,
     );
