@@ -24,8 +24,8 @@
  * figures change with them; compare them with a run without.
  * Skipped, with a message, when mosquitto is not installed.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -52,6 +52,30 @@ const STARTS = 5;
 const JOBS = 10_000;
 const WAIT_MS = 300_000;
 const CLOCK_TICK_MS = 1000 / Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }));
+
+/**
+ * Issue 45: the start measured from outside the agent's code (bench/start-outside.sh: shell
+ * timestamps, mosquitto_sub watching the status topic, the config made a store's with the CLI),
+ * `runs` starts each of the agent and of bare Node + mqtt.js. Null, with a message, when the
+ * script cannot run here (no mosquitto-clients); its own goal check is the bench's, not its exit.
+ */
+function startFromOutside(runs: number, dir: string): { agent: number[]; bare: number[] } | null {
+  const result = join(dir, 'start-outside.json');
+  const run = spawnSync('bash', [join(ROOT, 'bench', 'start-outside.sh')], {
+    cwd: ROOT,
+    env: { ...process.env, START_RUNS: String(runs), START_OUTSIDE_RESULT: result },
+    encoding: 'utf8',
+  });
+  if (run.status === 2) {
+    console.log(`start from outside skipped: ${run.stderr.trim()}`);
+    return null;
+  }
+  if (!existsSync(result)) {
+    throw new Error(`bench/start-outside.sh failed (exit ${run.status}):\n${run.stderr}`);
+  }
+  process.stdout.write(run.stdout);
+  return JSON.parse(readFileSync(result, 'utf8')) as { agent: number[]; bare: number[] };
+}
 
 /** The bench's instruction, its item named by `BENCH_ITEM_NAME` when set. */
 function benchInstruction(n: number): ReturnType<typeof instruction> {
@@ -160,6 +184,8 @@ export async function benchFootprint(quick: boolean): Promise<Comparison[]> {
   await bundle();
   const cli = join(ROOT, 'dist', 'cli.js');
   const dir = mkdtempSync(join(tmpdir(), 'pa-bench-footprint-'));
+  // First, on a machine nothing of this bench loads yet.
+  const outside = startFromOutside(quick ? 3 : STARTS, dir);
   const broker = await Mosquitto.start();
   const cleanup: Array<() => Promise<unknown> | unknown> = [() => broker.stop()];
   try {
@@ -459,6 +485,18 @@ export async function benchFootprint(quick: boolean): Promise<Comparison[]> {
         startFigure('agent', median(firstReceipts)),
         bareFigure,
       ),
+      ...(outside
+        ? [
+            compare(
+              `start from outside (bench/start-outside.sh): exec -> online seen by mosquitto_sub, installed config set up with the CLI, median of ${outside.agent.length} (1000/ms)`,
+              { ...startFigure('agent', median(outside.agent)), samples: outside.agent.length },
+              {
+                ...startFigure('bare Node + mqtt.js publish', median(outside.bare)),
+                samples: outside.bare.length,
+              },
+            ),
+          ]
+        : []),
       compare(
         `RSS ${quick ? 3 : 10} s after start, idle (1000/MB)`,
         megabytes('agent', agentRss),

@@ -10,6 +10,9 @@
 # in-process benchmark, bench/footprint.bench.ts).
 #
 # Usage: npm run build && bench/start-outside.sh     (needs mosquitto and mosquitto-clients)
+# START_OUTSIDE_RESULT=FILE also writes the times as JSON there ({"agent": [ms...], "bare":
+# [ms...]}): the footprint benchmark (bench/footprint.bench.ts) runs this script and reports
+# its medians beside its own, on the performance page.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${START_RUNS:-5}
@@ -102,5 +105,8 @@ done
 a=$(median "${agent[@]}")
 b=$(median "${bare[@]}")
 ratio=$(node -p "($a / $b).toFixed(2)")
+if [ -n "${START_OUTSIDE_RESULT:-}" ]; then
+  printf '{"agent": [%s], "bare": [%s]}\n' "$(IFS=,; echo "${agent[*]}")" "$(IFS=,; echo "${bare[*]}")" > "$START_OUTSIDE_RESULT"
+fi
 echo "start from outside, installed config: agent ${agent[*]} ms (median $a), bare Node + mqtt.js ${bare[*]} ms (median $b): ${ratio}x (goal: at most 1.5x)"
 node -e "process.exit($a <= 1.5 * $b ? 0 : 1)" || { echo "start-outside: above 1.5x bare Node" >&2; exit 1; }
